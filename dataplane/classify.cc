@@ -1,0 +1,80 @@
+// First stage of every burst: Ethernet and 802.1Q, interface lookup, split by EtherType; and
+// process_burst, which runs the stages in order over one received burst. Worker only.
+#include <rte_ether.h>
+#include <rte_prefetch.h>
+
+#include "dataplane/stages.h"
+
+namespace sbc::dataplane {
+
+void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n,
+              sub_burst& arp, sub_burst& ipv4) noexcept
+{
+    uint64_t bytes = 0;
+    uint32_t truncated = 0, unknown_vlan = 0, unsupported = 0;
+    for (uint16_t i = 0; i < n; ++i) {
+        if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void*));
+        rte_mbuf* m = pkts[i];
+        const uint32_t len = rte_pktmbuf_data_len(m);
+        bytes += rte_pktmbuf_pkt_len(m);
+        if (len < sizeof(rte_ether_hdr)) {
+            rte_pktmbuf_free(m);
+            ++truncated;
+            continue;
+        }
+        const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
+        uint16_t type = eth->ether_type;
+        uint16_t l2 = sizeof(rte_ether_hdr);
+        uint16_t vlan = 0;
+        if (m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) vlan = m->vlan_tci & 0xfff;
+        if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
+            if (len < sizeof(rte_ether_hdr) + sizeof(rte_vlan_hdr)) {
+                rte_pktmbuf_free(m);
+                ++truncated;
+                continue;
+            }
+            const auto* vh = reinterpret_cast<const rte_vlan_hdr*>(eth + 1);
+            vlan = rte_be_to_cpu_16(vh->vlan_tci) & 0xfff;
+            type = vh->eth_proto;
+            l2 += sizeof(rte_vlan_hdr);
+        }
+        const uint16_t ifc = snap.find_interface(port, vlan);
+        if (ifc == no_interface) {
+            rte_pktmbuf_free(m);
+            ++unknown_vlan;
+            continue;
+        }
+        m->l2_len = l2;
+        m->vlan_tci = vlan;
+        if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+            ipv4.push(m, ifc);
+        } else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
+            arp.push(m, ifc);
+        } else {
+            rte_pktmbuf_free(m);
+            ++unsupported;
+        }
+    }
+    w.counters.rx_packets.add(n);
+    w.counters.rx_bytes.add(bytes);
+    w.counters.entered(stage::eth, n);
+    if (truncated) w.counters.drop(drop_reason::eth_truncated, truncated);
+    if (unknown_vlan) w.counters.drop(drop_reason::vlan_unknown, unknown_vlan);
+    if (unsupported) w.counters.drop(drop_reason::ethertype_unsupported, unsupported);
+}
+
+void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n) noexcept
+{
+    sub_burst arp;
+    sub_burst ipv4;
+    classify(w, snap, port, pkts, n, arp, ipv4);
+    if (arp.n != 0) arp_stage(w, snap, arp);
+    if (ipv4.n == 0) return;
+    l4_bursts l4;
+    ipv4_stage(w, snap, ipv4, l4);
+    if (l4.frag.n != 0) frag_stage(w, snap, l4);
+    if (l4.icmp.n != 0) icmp_stage(w, snap, l4.icmp);
+    if (l4.udp.n != 0) udp_stage(w, snap, l4.udp);
+}
+
+}  // namespace sbc::dataplane

@@ -1,0 +1,131 @@
+// Per-worker counters: what each worker received, sent, dropped (by reason) and how busy it was.
+// Written by exactly one worker (its owner), read by the control core and the HTTP thread.
+// No DPDK types here, so the unit tier can test it without EAL.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace sbc::dataplane {
+
+/// Why a packet was dropped. Expanded once into the enum, the metric label and the help text.
+#define SBC_DROP_REASONS(X)                                                              \
+    X(eth_truncated, "frame shorter than its Ethernet or 802.1Q header")                 \
+    X(vlan_unknown, "802.1Q tag of a VLAN that no interface uses")                        \
+    X(ethertype_unsupported, "EtherType other than IPv4 and ARP")                         \
+    X(arp_malformed, "ARP that is not Ethernet/IPv4 or is truncated")                    \
+    X(arp_not_for_us, "ARP request for an address that is not ours")                      \
+    X(ipv4_truncated, "IPv4 header longer than the frame")                               \
+    X(ipv4_bad_version, "IP version other than 4")                                        \
+    X(ipv4_bad_header_length, "IPv4 IHL below 5 or beyond the total length")             \
+    X(ipv4_bad_total_length, "IPv4 total length beyond the frame or below the header")   \
+    X(ipv4_bad_checksum, "IPv4 header checksum wrong")                                    \
+    X(ipv4_not_for_us, "IPv4 destination that is not one of our addresses")             \
+    X(ipv4_protocol_unsupported, "IP protocol other than ICMP and UDP")                   \
+    X(frag_failed, "IPv4 fragment that could not be reassembled (table full, overlap)")  \
+    X(icmp_truncated, "ICMP shorter than its header")                                     \
+    X(icmp_bad_checksum, "ICMP checksum wrong")                                           \
+    X(icmp_unhandled, "ICMP type that we neither answer nor report")                     \
+    X(udp_truncated, "UDP header or length beyond the IPv4 payload")                     \
+    X(udp_bad_checksum, "UDP checksum wrong")                                             \
+    X(udp_port_closed, "UDP to a port nobody listens on")                                 \
+    X(neighbour_unknown, "next hop without a resolved MAC address")                       \
+    X(tx_full, "transmit queue full")                                                     \
+    X(event_ring_full, "event for the control core lost: ring full")
+
+enum class drop_reason : uint8_t {
+#define SBC_X(name, help) name,
+    SBC_DROP_REASONS(SBC_X)
+#undef SBC_X
+};
+
+constexpr std::size_t drop_reason_count = 0
+#define SBC_X(name, help) +1
+    SBC_DROP_REASONS(SBC_X)
+#undef SBC_X
+    ;
+
+/// Stable metric label of a drop reason ("ipv4_bad_checksum").
+std::string_view drop_reason_name(drop_reason r) noexcept;
+/// One-line operator explanation of a drop reason.
+std::string_view drop_reason_help(drop_reason r) noexcept;
+
+/// Stages of the worker pipeline; each counts the packets it took in.
+#define SBC_STAGES(X) X(eth) X(arp) X(ipv4) X(frag) X(icmp) X(udp)
+
+enum class stage : uint8_t {
+#define SBC_X(name) name,
+    SBC_STAGES(SBC_X)
+#undef SBC_X
+};
+
+constexpr std::size_t stage_count = 0
+#define SBC_X(name) +1
+    SBC_STAGES(SBC_X)
+#undef SBC_X
+    ;
+
+std::string_view stage_name(stage s) noexcept;
+
+/// A single-writer counter. The owner adds with a relaxed load and store (a plain add on
+/// x86, no lock prefix); readers on other threads load relaxed. Relaxed is enough: each value
+/// is monotonic on its own and nobody derives ordering between two counters.
+class counter {
+public:
+    void add(uint64_t n) noexcept { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+    [[nodiscard]] uint64_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
+
+private:
+    std::atomic<uint64_t> v_{0};
+};
+
+/// Everything one worker counts. Cache-line aligned so two workers never share a line.
+struct alignas(64) worker_counters {
+    counter rx_packets;
+    counter rx_bytes;
+    counter tx_packets;
+    counter tx_bytes;
+    std::array<counter, stage_count> stage_packets;
+    std::array<counter, drop_reason_count> drops;
+    counter events_sent;   ///< events pushed to the control core
+    counter loops;         ///< loop iterations
+    counter busy_loops;    ///< iterations that received or sent something
+    counter busy_cycles;   ///< TSC cycles spent in busy iterations
+    counter total_cycles;  ///< TSC cycles since the loop started
+
+    void drop(drop_reason r, uint64_t n = 1) noexcept { drops[static_cast<std::size_t>(r)].add(n); }
+    void entered(stage s, uint64_t n) noexcept { stage_packets[static_cast<std::size_t>(s)].add(n); }
+};
+
+/// A plain copy of counters, summed over workers or taken from one; what the control core
+/// renders for sbcctl and /metrics.
+struct counters_view {
+    uint64_t rx_packets = 0;
+    uint64_t rx_bytes = 0;
+    uint64_t tx_packets = 0;
+    uint64_t tx_bytes = 0;
+    std::array<uint64_t, stage_count> stage_packets{};
+    std::array<uint64_t, drop_reason_count> drops{};
+    uint64_t events_sent = 0;
+    uint64_t loops = 0;
+    uint64_t busy_loops = 0;
+    uint64_t busy_cycles = 0;
+    uint64_t total_cycles = 0;
+
+    [[nodiscard]] uint64_t drops_total() const noexcept;
+    /// Busy share in percent, 0..100; 0 when nothing was measured yet.
+    [[nodiscard]] double busy_percent() const noexcept;
+};
+
+/// Reads one worker's counters.
+counters_view snapshot_of(const worker_counters& c) noexcept;
+/// Adds b into a.
+void accumulate(counters_view& a, const counters_view& b) noexcept;
+/// b - a, field by field (for rates between two readings).
+counters_view difference(const counters_view& a, const counters_view& b) noexcept;
+
+}  // namespace sbc::dataplane

@@ -1,0 +1,135 @@
+// Neighbour table: lookups for any thread, updates for the control core (see neighbour.h).
+#include "dataplane/neighbour.h"
+
+namespace sbc::dataplane {
+
+uint64_t pack_mac(const mac_addr& m) noexcept
+{
+    uint64_t v = 0;
+    for (uint8_t b : m) v = (v << 8) | b;
+    return v;
+}
+
+mac_addr unpack_mac(uint64_t v) noexcept
+{
+    mac_addr m{};
+    for (int i = 5; i >= 0; --i) {
+        m[static_cast<std::size_t>(i)] = static_cast<uint8_t>(v & 0xff);
+        v >>= 8;
+    }
+    return m;
+}
+
+// Sequence lock (writer side). The release fence after the odd store keeps the field stores
+// from moving above it; the final release store publishes them to a reader's acquire load.
+void neighbour_table::write(slot& s, uint32_t ip, uint64_t mac, uint64_t now_ms) noexcept
+{
+    uint32_t seq = s.seq.load(std::memory_order_relaxed);
+    s.seq.store(seq + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    s.ip.store(ip, std::memory_order_relaxed);
+    s.mac.store(mac, std::memory_order_relaxed);
+    s.updated_ms.store(now_ms, std::memory_order_relaxed);
+    s.seq.store(seq + 2, std::memory_order_release);
+}
+
+std::optional<mac_addr> neighbour_table::lookup(uint32_t ip) const noexcept
+{
+    if (ip == 0) return std::nullopt;
+    std::size_t i = home(ip);
+    for (std::size_t n = 0; n < max_probe; ++n, i = (i + 1) & (capacity - 1)) {
+        const slot& s = slots_[i];
+        for (int attempt = 0; attempt < 4; ++attempt) {
+            // Reader side of the sequence lock: acquire on the first load orders the field
+            // loads after it; the acquire fence orders them before the second sequence load.
+            uint32_t s1 = s.seq.load(std::memory_order_acquire);
+            if (s1 & 1u) continue;
+            uint32_t sip = s.ip.load(std::memory_order_relaxed);
+            uint64_t mac = s.mac.load(std::memory_order_relaxed);
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (s.seq.load(std::memory_order_relaxed) != s1) continue;
+            if (sip == ip) return unpack_mac(mac);
+            if (sip == 0) return std::nullopt;  // free slot ends the probe sequence
+            break;
+        }
+    }
+    return std::nullopt;
+}
+
+bool neighbour_table::insert(uint32_t ip, const mac_addr& mac, uint64_t now_ms) noexcept
+{
+    if (ip == 0) return false;
+    std::size_t i = home(ip);
+    slot* free_slot = nullptr;
+    for (std::size_t n = 0; n < max_probe; ++n, i = (i + 1) & (capacity - 1)) {
+        slot& s = slots_[i];
+        uint32_t sip = s.ip.load(std::memory_order_relaxed);
+        if (sip == ip) {
+            write(s, ip, pack_mac(mac), now_ms);
+            return true;
+        }
+        if (sip == 0) {
+            free_slot = &s;
+            break;
+        }
+    }
+    if (free_slot == nullptr) return false;
+    write(*free_slot, ip, pack_mac(mac), now_ms);
+    ++size_;
+    return true;
+}
+
+bool neighbour_table::remove(uint32_t ip) noexcept
+{
+    // Removal leaves no tombstone; entries after it in the probe chain are moved back so that
+    // a lookup's "free slot ends the search" rule stays true (backward-shift deletion).
+    std::size_t i = home(ip);
+    std::size_t n = 0;
+    for (; n < max_probe; ++n, i = (i + 1) & (capacity - 1)) {
+        uint32_t sip = slots_[i].ip.load(std::memory_order_relaxed);
+        if (sip == ip) break;
+        if (sip == 0) return false;
+    }
+    if (n == max_probe) return false;
+    std::size_t hole = i;
+    for (std::size_t j = (hole + 1) & (capacity - 1);; j = (j + 1) & (capacity - 1)) {
+        uint32_t jip = slots_[j].ip.load(std::memory_order_relaxed);
+        if (jip == 0) break;
+        std::size_t h = home(jip);
+        // Move j into the hole when its home is not in (hole, j] cyclically.
+        bool home_between = hole <= j ? (h > hole && h <= j) : (h > hole || h <= j);
+        if (!home_between) {
+            write(slots_[hole], jip, slots_[j].mac.load(std::memory_order_relaxed),
+                  slots_[j].updated_ms.load(std::memory_order_relaxed));
+            hole = j;
+        }
+    }
+    write(slots_[hole], 0, 0, 0);
+    --size_;
+    return true;
+}
+
+std::optional<uint64_t> neighbour_table::updated_ms(uint32_t ip) const noexcept
+{
+    std::size_t i = home(ip);
+    for (std::size_t n = 0; n < max_probe; ++n, i = (i + 1) & (capacity - 1)) {
+        uint32_t sip = slots_[i].ip.load(std::memory_order_relaxed);
+        if (sip == ip) return slots_[i].updated_ms.load(std::memory_order_relaxed);
+        if (sip == 0) return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+std::vector<neighbour_table::entry> neighbour_table::entries() const
+{
+    std::vector<entry> out;
+    for (const slot& s : slots_) {
+        uint32_t ip = s.ip.load(std::memory_order_relaxed);
+        if (ip != 0)
+            out.push_back({ip, unpack_mac(s.mac.load(std::memory_order_relaxed)),
+                           s.updated_ms.load(std::memory_order_relaxed)});
+    }
+    return out;
+}
+
+}  // namespace sbc::dataplane

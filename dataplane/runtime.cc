@@ -1,0 +1,277 @@
+// Dataplane bring-up and shutdown (see runtime.h). Main lcore only.
+#include "dataplane/runtime.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "dataplane/events.h"
+#include "dataplane/stages.h"
+
+namespace sbc::dataplane {
+
+namespace {
+
+bool is_pci_address(const std::string& d)
+{
+    // "0000:3b:00.0" or "3b:00.0"; vdev names start with "net_" and never contain ':' first.
+    return d.find(':') != std::string::npos && d.rfind("net_", 0) != 0;
+}
+
+void tx_error_callback(rte_mbuf** unsent, uint16_t count, void* userdata)
+{
+    rte_pktmbuf_free_bulk(unsent, count);
+    static_cast<worker*>(userdata)->pending_tx_dropped += count;
+}
+
+std::string rte_error(const char* what, int err)
+{
+    return std::string(what) + ": " + rte_strerror(err < 0 ? -err : err);
+}
+
+}  // namespace
+
+std::vector<std::string> eal_arguments(const eal_options& o)
+{
+    std::vector<std::string> a{o.program};
+    const unsigned lcores = o.workers + 1;
+    unsigned cpus = o.cpus != 0 ? o.cpus : static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
+    if (cpus == 0) cpus = 1;
+    if (lcores <= cpus) {
+        a.push_back("-l");
+        a.push_back(lcores == 1 ? "0" : "0-" + std::to_string(lcores - 1));
+    } else {
+        // More lcores than CPUs: share the CPUs (works, but a busy-polling worker then competes
+        // with another; fine for tests, not for production).
+        std::string map;
+        for (unsigned l = 0; l < lcores; ++l) {
+            if (!map.empty()) map += ',';
+            map += std::to_string(l) + "@" + std::to_string(l % cpus);
+        }
+        a.push_back("--lcores=" + map);
+    }
+    if (o.no_huge) a.push_back("--no-huge");
+    a.push_back("-m");
+    a.push_back(std::to_string(o.memory_mb));
+    bool any_pci = false;
+    for (const auto& d : o.devices) {
+        if (is_pci_address(d)) {
+            any_pci = true;
+            a.push_back("-a");
+        } else {
+            a.push_back("--vdev");
+        }
+        a.push_back(d);
+    }
+    if (!any_pci) a.push_back("--no-pci");
+    a.push_back("--file-prefix=" + o.file_prefix);
+    a.push_back("--log-level=lib.eal:warning");
+    for (const auto& e : o.extra) a.push_back(e);
+    return a;
+}
+
+bool eal_start(const eal_options& o, std::string& error)
+{
+    std::vector<std::string> args = eal_arguments(o);
+    std::vector<char*> argv;
+    for (auto& s : args) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    if (rte_eal_init(static_cast<int>(args.size()), argv.data()) < 0) {
+        std::string cmd;
+        for (auto& s : args) cmd += " " + s;
+        error = rte_error("EAL init failed", rte_errno) + " (arguments:" + cmd + ")";
+        return false;
+    }
+    return true;
+}
+
+std::string device_port_name(const std::string& device)
+{
+    return device.substr(0, device.find(','));
+}
+
+const port_info* dataplane_runtime::port_of(const std::string& device) const
+{
+    for (const auto& p : ports)
+        if (p.device == device) return &p;
+    return nullptr;
+}
+
+dataplane_runtime::~dataplane_runtime()
+{
+    if (launched || !ports.empty()) stop_dataplane(*this);
+    for (auto& w : workers) {
+        for (auto* b : w->tx) rte_free(b);
+        if (w->frag_table != nullptr) rte_ip_frag_table_destroy(w->frag_table);
+        if (w->inject != nullptr) rte_ring_free(w->inject);
+        if (w->pool != nullptr) rte_mempool_free(w->pool);
+    }
+    if (events != nullptr) rte_ring_free(events);
+    if (control_pool != nullptr) rte_mempool_free(control_pool);
+}
+
+std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string>& devices,
+                                                   const port_options& o, std::string& error)
+{
+    auto rt = std::make_unique<dataplane_runtime>();
+    rt->shared = std::make_unique<shared_state>();
+    const int socket = static_cast<int>(rte_socket_id());
+    const auto queues = static_cast<uint16_t>(o.workers);
+
+    rt->events = rte_ring_create_elem("sbc_events", sizeof(event), event_ring_size, socket, RING_F_SC_DEQ);
+    rt->control_pool = rte_pktmbuf_pool_create("sbc_ctl_pool", 4095, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+    if (rt->events == nullptr || rt->control_pool == nullptr) {
+        error = rte_error("cannot create the control ring or pool", rte_errno);
+        return nullptr;
+    }
+
+    unsigned lcore = rte_get_next_lcore(static_cast<unsigned>(-1), 1, 0);
+    for (unsigned i = 0; i < o.workers; ++i) {
+        if (lcore >= RTE_MAX_LCORE) {
+            error = "not enough lcores for " + std::to_string(o.workers) + " workers (EAL has " +
+                    std::to_string(rte_lcore_count()) + " including the main lcore)";
+            return nullptr;
+        }
+        auto w = std::make_unique<worker>();
+        w->id = i;
+        w->lcore = lcore;
+        w->shared = rt->shared.get();
+        w->events = rt->events;
+        const std::string n = std::to_string(i);
+        w->pool = rte_pktmbuf_pool_create(("sbc_pool_w" + n).c_str(), o.mbufs_per_worker, 256, 0,
+                                          RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+        w->inject = rte_ring_create(("sbc_inject_w" + n).c_str(), 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        const uint64_t frag_cycles = rte_get_tsc_hz() / 1000 * o.frag_timeout_ms;
+        w->frag_table = rte_ip_frag_table_create(1024, 16, 1024 * 16, frag_cycles, socket);
+        if (w->pool == nullptr || w->inject == nullptr || w->frag_table == nullptr) {
+            error = rte_error(("cannot create pool, ring or fragment table for worker " + n).c_str(), rte_errno);
+            return nullptr;
+        }
+        rt->workers.push_back(std::move(w));
+        lcore = rte_get_next_lcore(lcore, 1, 0);
+    }
+
+    for (const auto& device : devices) {
+        port_info p;
+        p.device = device;
+        const std::string name = device_port_name(device);
+        if (rte_eth_dev_get_port_by_name(name.c_str(), &p.port_id) != 0) {
+            error = "device " + device + ": no DPDK port named " + name + " (is the device string right?)";
+            return nullptr;
+        }
+        if (p.port_id >= max_ports) {
+            error = "device " + device + ": port id beyond " + std::to_string(max_ports);
+            return nullptr;
+        }
+        rte_eth_dev_info info{};
+        if (int rc = rte_eth_dev_info_get(p.port_id, &info); rc != 0) {
+            error = rte_error(("device " + device).c_str(), rc);
+            return nullptr;
+        }
+        if (info.max_rx_queues < queues || info.max_tx_queues < queues) {
+            error = "device " + device + " has " + std::to_string(info.max_rx_queues) + " RX and " +
+                    std::to_string(info.max_tx_queues) + " TX queues; " + std::to_string(queues) +
+                    " workers need one of each per worker (fewer workers, or more queues, e.g. qpairs=N)";
+            return nullptr;
+        }
+        rte_eth_conf conf{};
+        if (queues > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP)) != 0) {
+            conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+            conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+            p.rss = true;
+        }
+        const uint64_t rx_want = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+        conf.rxmode.offloads = info.rx_offload_capa & rx_want;
+        if (int rc = rte_eth_dev_configure(p.port_id, queues, queues, &conf); rc != 0) {
+            error = rte_error(("device " + device + ": configure").c_str(), rc);
+            return nullptr;
+        }
+        uint16_t rxd = static_cast<uint16_t>(o.rx_ring), txd = static_cast<uint16_t>(o.tx_ring);
+        rte_eth_dev_adjust_nb_rx_tx_desc(p.port_id, &rxd, &txd);
+        for (uint16_t q = 0; q < queues; ++q) {
+            auto& w = *rt->workers[q];
+            if (int rc = rte_eth_rx_queue_setup(p.port_id, q, rxd, static_cast<unsigned>(socket), nullptr, w.pool); rc != 0) {
+                error = rte_error(("device " + device + ": RX queue " + std::to_string(q)).c_str(), rc);
+                return nullptr;
+            }
+            if (int rc = rte_eth_tx_queue_setup(p.port_id, q, txd, static_cast<unsigned>(socket), nullptr); rc != 0) {
+                error = rte_error(("device " + device + ": TX queue " + std::to_string(q)).c_str(), rc);
+                return nullptr;
+            }
+            auto* buf = static_cast<rte_eth_dev_tx_buffer*>(
+                rte_zmalloc_socket("sbc_txbuf", RTE_ETH_TX_BUFFER_SIZE(burst_size), 0, socket));
+            if (buf == nullptr) {
+                error = "cannot allocate a TX buffer";
+                return nullptr;
+            }
+            rte_eth_tx_buffer_init(buf, burst_size);
+            rte_eth_tx_buffer_set_err_callback(buf, tx_error_callback, &w);
+            w.tx[p.port_id] = buf;
+            w.ports[w.n_ports++] = p.port_id;
+        }
+        if (int rc = rte_eth_dev_start(p.port_id); rc != 0) {
+            error = rte_error(("device " + device + ": start").c_str(), rc);
+            return nullptr;
+        }
+        rte_eth_macaddr_get(p.port_id, &p.mac);
+        p.rx_queues = p.tx_queues = queues;
+        rt->ports.push_back(p);
+    }
+    return rt;
+}
+
+bool launch_workers(dataplane_runtime& rt, std::string& error)
+{
+    for (auto& w : rt.workers) {
+        int rc = rte_eal_remote_launch(
+            [](void* arg) -> int {
+                auto* wk = static_cast<worker*>(arg);
+                run_loop(*wk, process_burst);
+                return 0;
+            },
+            w.get(), w->lcore);
+        if (rc != 0) {
+            error = rte_error(("cannot launch worker " + std::to_string(w->id)).c_str(), rc);
+            return false;
+        }
+    }
+    rt.launched = true;
+    return true;
+}
+
+void stop_dataplane(dataplane_runtime& rt)
+{
+    rt.shared->stop.store(true, std::memory_order_relaxed);
+    if (rt.launched) {
+        for (auto& w : rt.workers) rte_eal_wait_lcore(w->lcore);
+        rt.launched = false;
+    }
+    for (auto& p : rt.ports) {
+        rte_eth_dev_stop(p.port_id);
+        rte_eth_dev_close(p.port_id);
+    }
+    rt.ports.clear();
+}
+
+bool inject_frame(dataplane_runtime& rt, rte_mbuf* m, unsigned w)
+{
+    static unsigned next = 0;
+    if (rt.workers.empty()) {
+        rte_pktmbuf_free(m);
+        return false;
+    }
+    if (w >= rt.workers.size()) w = next++ % static_cast<unsigned>(rt.workers.size());
+    if (rte_ring_sp_enqueue(rt.workers[w]->inject, m) != 0) {
+        rte_pktmbuf_free(m);
+        return false;
+    }
+    return true;
+}
+
+}  // namespace sbc::dataplane

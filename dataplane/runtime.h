@@ -1,0 +1,83 @@
+// Bringing the dataplane up and down: EAL arguments and init, ports with one RX and one TX
+// queue per worker, mbuf pools, rings, worker contexts, launching and stopping the worker
+// lcores. Main lcore (control core) only, at start and at shutdown.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <rte_ether.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "dataplane/worker.h"
+
+namespace sbc::dataplane {
+
+struct eal_options {
+    std::string program = "sbcd";
+    unsigned workers = 1;
+    unsigned cpus = 0;                  ///< CPUs to spread lcores on; 0: ask the system
+    bool no_huge = true;
+    unsigned memory_mb = 1024;
+    std::string file_prefix = "sbc";
+    std::vector<std::string> devices;   ///< PCI addresses or vdev strings, each once
+    std::vector<std::string> extra;     ///< operator's EAL arguments, appended last
+};
+
+/// The EAL argument vector for `o` (pure; the unit tier tests it).
+std::vector<std::string> eal_arguments(const eal_options& o);
+
+/// Runs rte_eal_init with eal_arguments(o). False with a message on failure.
+bool eal_start(const eal_options& o, std::string& error);
+
+/// The port name DPDK gives `device` ("net_ring0,nodeaction=..." -> "net_ring0").
+std::string device_port_name(const std::string& device);
+
+struct port_options {
+    unsigned workers = 1;
+    unsigned rx_ring = 1024;
+    unsigned tx_ring = 1024;
+    unsigned mbufs_per_worker = 16384;
+    unsigned frag_timeout_ms = 2000;
+};
+
+struct port_info {
+    uint16_t port_id = 0;
+    std::string device;
+    rte_ether_addr mac{};
+    uint16_t rx_queues = 0;
+    uint16_t tx_queues = 0;
+    bool rss = false;
+};
+
+/// Everything the dataplane owns once started. Lives on the main lcore; workers get pointers.
+struct dataplane_runtime {
+    std::unique_ptr<shared_state> shared;
+    std::vector<std::unique_ptr<worker>> workers;
+    std::vector<port_info> ports;
+    rte_ring* events = nullptr;          ///< workers -> control core
+    rte_mempool* control_pool = nullptr; ///< frames the control core builds
+    bool launched = false;
+
+    ~dataplane_runtime();
+    [[nodiscard]] const port_info* port_of(const std::string& device) const;
+};
+
+/// Finds the ports of `devices` (after eal_start), sets them up with a queue pair per worker,
+/// and creates pools, rings and worker contexts. Returns nullptr with a message on failure.
+std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string>& devices,
+                                                   const port_options& o, std::string& error);
+
+/// Launches run_loop(process_burst) on every worker lcore.
+bool launch_workers(dataplane_runtime& rt, std::string& error);
+
+/// Sets stop, waits for every worker to leave its loop, then stops and closes the ports.
+void stop_dataplane(dataplane_runtime& rt);
+
+/// Queues a frame the control core built for transmission by worker `w` (round robin when
+/// w is out of range). Frees it and returns false when the worker's ring is full.
+bool inject_frame(dataplane_runtime& rt, rte_mbuf* m, unsigned w = ~0u);
+
+}  // namespace sbc::dataplane

@@ -1,0 +1,55 @@
+// The stages of the worker pipeline. A received burst is classified into per-stage sub-bursts;
+// each stage handles its whole sub-burst, sending (tx_enqueue), dropping (counted by reason) or
+// passing packets on to the next stage. Worker only; no heap, locks, syscalls or logging.
+#pragma once
+
+#include <cstdint>
+
+#include <rte_mbuf.h>
+
+#include "dataplane/worker.h"
+
+namespace sbc::dataplane {
+
+/// The next stages after IPv4 validation, filled by ipv4_stage and frag_stage.
+struct l4_bursts {
+    sub_burst icmp;
+    sub_burst udp;
+    sub_burst frag;
+};
+
+/// Production processing of one received burst: Ethernet/VLAN classify, then ARP, IPv4,
+/// fragments, ICMP and UDP stages. Passed to run_loop.
+void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n) noexcept;
+
+/// Splits a received burst by EtherType after stripping Ethernet/802.1Q; sets m->l2_len and
+/// m->vlan_tci. Drops what no interface takes.
+void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n,
+              sub_burst& arp, sub_burst& ipv4) noexcept;
+
+/// Answers ARP requests for our addresses and reports every sender to the control core.
+void arp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
+
+/// Validates IPv4 headers (version, IHL, total length, checksum, destination) and sorts by
+/// protocol and fragmentation; sets m->l3_len and trims Ethernet padding.
+void ipv4_stage(worker& w, const snapshot& snap, sub_burst& b, l4_bursts& out) noexcept;
+
+/// Reassembles IPv4 fragments (rte_ip_frag); complete datagrams go on to ICMP or UDP.
+void frag_stage(worker& w, const snapshot& snap, l4_bursts& io) noexcept;
+
+/// Answers echo requests; turns destination-unreachable into events; drops the rest.
+void icmp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
+
+/// Validates UDP length and checksum, then hands datagrams to their service (none yet:
+/// counted as udp_port_closed).
+void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
+
+/// Drops a whole sub-burst for one reason (counted once).
+void drop_all(worker& w, sub_burst& b, drop_reason r) noexcept;
+
+/// Writes our Ethernet header (and 802.1Q tag when the interface has a VLAN) in front of the
+/// L3 packet that starts at m's data + m->l2_len, for `dst`; keeps the frame's total shape right.
+/// Returns false when there is no headroom (never for frames we received).
+bool write_l2(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac) noexcept;
+
+}  // namespace sbc::dataplane

@@ -1,0 +1,76 @@
+// Transmit side of a worker: TX buffer flush, frames injected by the control core, events to
+// the control core, and writing our L2 header. Worker only.
+#include <cstring>
+
+#include <rte_ether.h>
+
+#include "dataplane/events.h"
+#include "dataplane/stages.h"
+
+namespace sbc::dataplane {
+
+uint16_t tx_flush(worker& w) noexcept
+{
+    if (w.pending_tx_packets == 0) return 0;
+    for (uint16_t i = 0; i < w.n_ports; ++i) {
+        const uint16_t port = w.ports[i];
+        rte_eth_tx_buffer_flush(port, static_cast<uint16_t>(w.id), w.tx[port]);
+    }
+    const uint64_t queued = w.pending_tx_packets;
+    const uint64_t dropped = w.pending_tx_dropped;
+    w.counters.tx_packets.add(queued - dropped);
+    w.counters.tx_bytes.add(w.pending_tx_bytes);
+    if (dropped != 0) w.counters.drop(drop_reason::tx_full, dropped);
+    w.pending_tx_packets = w.pending_tx_bytes = w.pending_tx_dropped = 0;
+    return static_cast<uint16_t>(queued);
+}
+
+uint16_t drain_inject(worker& w) noexcept
+{
+    if (w.inject == nullptr) return 0;
+    std::array<rte_mbuf*, burst_size> pkts;
+    const unsigned n = rte_ring_sc_dequeue_burst(w.inject, reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
+    for (unsigned i = 0; i < n; ++i) tx_enqueue(w, pkts[i]->port, pkts[i]);
+    return static_cast<uint16_t>(n);
+}
+
+void post_event(worker& w, const event& e) noexcept
+{
+    if (rte_ring_mp_enqueue_elem(w.events, const_cast<event*>(&e), sizeof(event)) == 0)
+        w.counters.events_sent.add(1);
+    else
+        w.counters.drop(drop_reason::event_ring_full);
+}
+
+void drop_all(worker& w, sub_burst& b, drop_reason r) noexcept
+{
+    if (b.n == 0) return;
+    rte_pktmbuf_free_bulk(b.pkts.data(), b.n);
+    w.counters.drop(r, b.n);
+    b.n = 0;
+}
+
+bool write_l2(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac) noexcept
+{
+    const uint16_t want = ifc.vlan != 0 ? sizeof(rte_ether_hdr) + sizeof(rte_vlan_hdr) : sizeof(rte_ether_hdr);
+    if (m->l2_len < want) {
+        if (rte_pktmbuf_prepend(m, static_cast<uint16_t>(want - m->l2_len)) == nullptr) return false;
+    } else if (m->l2_len > want) {
+        rte_pktmbuf_adj(m, static_cast<uint16_t>(m->l2_len - want));
+    }
+    m->l2_len = want;
+    auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
+    std::memcpy(eth->dst_addr.addr_bytes, dst_mac, RTE_ETHER_ADDR_LEN);
+    std::memcpy(eth->src_addr.addr_bytes, ifc.mac.data(), RTE_ETHER_ADDR_LEN);
+    if (ifc.vlan != 0) {
+        eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+        auto* vh = reinterpret_cast<rte_vlan_hdr*>(eth + 1);
+        vh->vlan_tci = rte_cpu_to_be_16(ifc.vlan);
+        vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+    } else {
+        eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+    }
+    return true;
+}
+
+}  // namespace sbc::dataplane

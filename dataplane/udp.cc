@@ -1,0 +1,59 @@
+// UDP stage: length and checksum validation, then delivery to the service that listens on the
+// port (SIP and RTP arrive in later stages; until then every datagram is counted as
+// udp_port_closed). Worker only.
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "dataplane/stages.h"
+
+namespace sbc::dataplane {
+
+namespace {
+
+bool udp_checksum_ok(const rte_mbuf* m, const rte_ipv4_hdr* ip, const rte_udp_hdr* udp) noexcept
+{
+    const uint64_t flags = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+    if (flags == RTE_MBUF_F_RX_L4_CKSUM_GOOD) return true;
+    if (flags == RTE_MBUF_F_RX_L4_CKSUM_BAD) return false;
+    if (udp->dgram_cksum == 0) return true;  // IPv4 senders may omit it (RFC 768)
+    if (m->nb_segs == 1) return rte_ipv4_udptcp_cksum_verify(ip, udp) == 0;
+    return rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, static_cast<uint16_t>(m->l2_len + m->l3_len)) == 0;
+}
+
+}  // namespace
+
+void udp_stage(worker& w, const snapshot&, sub_burst& b) noexcept
+{
+    w.counters.entered(stage::udp, b.n);
+    uint32_t truncated = 0, bad_sum = 0, closed = 0;
+    for (uint16_t i = 0; i < b.n; ++i) {
+        rte_mbuf* m = b.pkts[i];
+        const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
+        const uint32_t payload = rte_be_to_cpu_16(ip->total_length) - m->l3_len;
+        if (payload < sizeof(rte_udp_hdr) || rte_pktmbuf_data_len(m) < m->l2_len + m->l3_len + sizeof(rte_udp_hdr)) {
+            rte_pktmbuf_free(m);
+            ++truncated;
+            continue;
+        }
+        const auto* udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr*, m->l2_len + m->l3_len);
+        const uint16_t ulen = rte_be_to_cpu_16(udp->dgram_len);
+        if (ulen < sizeof(rte_udp_hdr) || ulen > payload) {
+            rte_pktmbuf_free(m);
+            ++truncated;
+            continue;
+        }
+        if (!udp_checksum_ok(m, ip, udp)) {
+            rte_pktmbuf_free(m);
+            ++bad_sum;
+            continue;
+        }
+        rte_pktmbuf_free(m);
+        ++closed;
+    }
+    if (truncated) w.counters.drop(drop_reason::udp_truncated, truncated);
+    if (bad_sum) w.counters.drop(drop_reason::udp_bad_checksum, bad_sum);
+    if (closed) w.counters.drop(drop_reason::udp_port_closed, closed);
+    b.n = 0;
+}
+
+}  // namespace sbc::dataplane

@@ -1,0 +1,129 @@
+// A worker lcore's context and its polling loop. Everything here belongs to one worker
+// (worker only), except `stop`, which the control core sets, and the counters, which others read.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <span>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ip_frag.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dataplane/counters.h"
+#include "dataplane/neighbour.h"
+#include "dataplane/rcu.h"
+#include "dataplane/snapshot.h"
+
+namespace sbc::dataplane {
+
+constexpr uint16_t burst_size = 32;
+constexpr uint16_t max_ports = 32;
+
+/// A sub-burst: the packets one stage takes, with the interface each arrived on.
+struct sub_burst {
+    std::array<rte_mbuf*, burst_size> pkts;
+    std::array<uint16_t, burst_size> iface;
+    uint16_t n = 0;
+
+    void push(rte_mbuf* m, uint16_t ifc) noexcept
+    {
+        pkts[n] = m;
+        iface[n] = ifc;
+        ++n;
+    }
+};
+
+/// Read-mostly state every worker shares with the control core.
+struct shared_state {
+    snapshot_slot snap;             ///< published by the control core under RCU
+    neighbour_table neighbours;     ///< written by the control core only
+    std::atomic<bool> stop{false};  ///< set by the control core; workers leave their loop
+};
+
+struct worker {
+    unsigned id = 0;                ///< 0..workers-1, also the RX and TX queue index on every port
+    unsigned lcore = 0;
+    uint16_t n_ports = 0;
+    std::array<uint16_t, max_ports> ports{};
+    std::array<rte_eth_dev_tx_buffer*, max_ports> tx{};  ///< indexed by port id
+    shared_state* shared = nullptr;
+    rte_ring* events = nullptr;     ///< to the control core (multi-producer)
+    rte_ring* inject = nullptr;     ///< from the control core: finished frames to send (SP/SC)
+    rte_mempool* pool = nullptr;
+    rte_ip_frag_tbl* frag_table = nullptr;
+    rte_ip_frag_death_row death_row{};
+    worker_counters counters;
+    // Per-loop tallies, plain fields of the owner, folded into `counters` by tx_flush.
+    uint64_t pending_tx_packets = 0;
+    uint64_t pending_tx_bytes = 0;
+    uint64_t pending_tx_dropped = 0;  ///< set by the TX buffer's error callback
+};
+
+/// Worker only: queues `m` for transmission on `port` (flushed at the end of the loop).
+inline void tx_enqueue(worker& w, uint16_t port, rte_mbuf* m) noexcept
+{
+    ++w.pending_tx_packets;
+    w.pending_tx_bytes += rte_pktmbuf_pkt_len(m);
+    rte_eth_tx_buffer(port, static_cast<uint16_t>(w.id), w.tx[port], m);
+}
+
+/// Worker only: sends every buffered packet; returns how many were flushed.
+uint16_t tx_flush(worker& w) noexcept;
+
+/// Worker only: sends the frames the control core queued for this worker.
+uint16_t drain_inject(worker& w) noexcept;
+
+/// Worker only: pushes an event to the control core; a full ring is counted, never waited on.
+void post_event(worker& w, const struct event& e) noexcept;
+
+/// The polling loop. `process(worker&, const snapshot&, uint16_t port, rte_mbuf** pkts, uint16_t n)`
+/// handles one received burst; it is a template parameter so that benchmarks can run the same
+/// loop around another stage without a branch or an indirect call in the production binary.
+template <class Process>
+void run_loop(worker& w, Process&& process) noexcept
+{
+    rcu::register_thread();
+    std::array<rte_mbuf*, burst_size> pkts;
+    uint64_t last = rte_rdtsc();
+    uint64_t loops = 0, busy_loops = 0, busy_cycles = 0;
+    while (!w.shared->stop.load(std::memory_order_relaxed)) {
+        const uint64_t start = rte_rdtsc();
+        const snapshot* snap = rcu::dereference(w.shared->snap.current);
+        uint32_t work = 0;
+        for (uint16_t i = 0; i < w.n_ports; ++i) {
+            const uint16_t port = w.ports[i];
+            const uint16_t n = rte_eth_rx_burst(port, static_cast<uint16_t>(w.id), pkts.data(), burst_size);
+            if (n == 0) continue;
+            work += n;
+            process(w, *snap, port, pkts.data(), n);
+        }
+        work += drain_inject(w);
+        work += tx_flush(w);
+        if (w.frag_table != nullptr && w.death_row.cnt != 0) rte_ip_frag_free_death_row(&w.death_row, 3);
+        rcu::quiescent_state();
+        const uint64_t end = rte_rdtsc();
+        ++loops;
+        if (work != 0) {
+            ++busy_loops;
+            busy_cycles += end - start;
+        }
+        // Counters are folded in every 64 iterations: cheap, and fresh enough for a 1 s view.
+        if ((loops & 63) == 0) {
+            w.counters.loops.add(loops);
+            w.counters.busy_loops.add(busy_loops);
+            w.counters.busy_cycles.add(busy_cycles);
+            w.counters.total_cycles.add(end - last);
+            last = end;
+            loops = busy_loops = busy_cycles = 0;
+        }
+    }
+    tx_flush(w);
+    rcu::thread_offline();
+    rcu::unregister_thread();
+}
+
+}  // namespace sbc::dataplane
