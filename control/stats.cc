@@ -1,0 +1,404 @@
+// Renders the status report: JSON (control socket), Prometheus text (/metrics) and the text
+// views of sbcctl. Control core or HTTP thread for to_json/to_prometheus; sbcctl for render_*.
+// All pure functions: no I/O, no shared state.
+#include "control/stats.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace sbc::control {
+
+using nlohmann::json;
+namespace dp = sbc::dataplane;
+
+namespace {
+
+dp::drop_reason reason_at(std::size_t i) { return static_cast<dp::drop_reason>(i); }
+dp::stage stage_at(std::size_t i) { return static_cast<dp::stage>(i); }
+
+std::string fmt(const char* format, double v)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+// 1234567 -> "1.23M"; counts of packets and rates read better with SI prefixes.
+std::string si(double v)
+{
+    const double a = std::fabs(v);
+    if (a < 1000) return fmt(std::floor(v) == v ? "%.0f" : "%.1f", v);
+    if (a < 1e6) return fmt("%.2fk", v / 1e3);
+    if (a < 1e9) return fmt("%.2fM", v / 1e6);
+    return fmt("%.2fG", v / 1e9);
+}
+
+std::string bytes(uint64_t b)
+{
+    const double v = static_cast<double>(b);
+    if (b < 1024) return std::to_string(b) + " B";
+    if (v < 1024.0 * 1024) return fmt("%.1f KiB", v / 1024);
+    if (v < 1024.0 * 1024 * 1024) return fmt("%.1f MiB", v / (1024.0 * 1024));
+    return fmt("%.2f GiB", v / (1024.0 * 1024 * 1024));
+}
+
+// Columns padded to their widest cell; the first row is the header.
+class text_table {
+public:
+    explicit text_table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+
+    [[nodiscard]] std::string render(const std::string& indent = "  ") const
+    {
+        std::vector<std::size_t> width;
+        for (const auto& r : rows_)
+            for (std::size_t i = 0; i < r.size(); ++i) {
+                if (width.size() <= i) width.push_back(0);
+                width[i] = std::max(width[i], r[i].size());
+            }
+        std::string out;
+        for (const auto& r : rows_) {
+            std::string line = indent;
+            for (std::size_t i = 0; i < r.size(); ++i) {
+                line += r[i];
+                if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+            }
+            while (!line.empty() && line.back() == ' ') line.pop_back();
+            out += line + "\n";
+        }
+        return out;
+    }
+
+private:
+    std::vector<std::vector<std::string>> rows_;
+};
+
+std::string str(const json& j, const char* key, const char* fallback = "")
+{
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+uint64_t u64(const json& j, const char* key)
+{
+    auto it = j.find(key);
+    return it != j.end() && it->is_number_unsigned() ? it->get<uint64_t>()
+           : it != j.end() && it->is_number_integer() ? static_cast<uint64_t>(std::max<int64_t>(0, it->get<int64_t>()))
+                                                      : 0;
+}
+
+double num(const json& j, const char* key)
+{
+    auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+const json& arr(const json& j, const char* key)
+{
+    static const json empty = json::array();
+    auto it = j.find(key);
+    return it != j.end() && it->is_array() ? *it : empty;
+}
+
+std::string prom_escape(std::string_view s)
+{
+    std::string out;
+    for (char c : s) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '"') out += "\\\"";
+        else if (c == '\n') out += "\\n";
+        else out += c;
+    }
+    return out;
+}
+
+// Writes one metric family: HELP and TYPE once, then its samples.
+class prom_writer {
+public:
+    void family(std::string_view name, std::string_view type, std::string_view help)
+    {
+        name_ = "sbc_" + std::string(name);
+        out_ << "# HELP " << name_ << ' ' << help << "\n# TYPE " << name_ << ' ' << type << '\n';
+    }
+    void sample(const std::string& labels, uint64_t v) { out_ << name_ << labels << ' ' << v << '\n'; }
+    void sample(const std::string& labels, double v)
+    {
+        out_ << name_ << labels << ' ' << fmt("%.6g", v) << '\n';
+    }
+    void comment(const std::string& text) { out_ << "# " << text << '\n'; }
+    std::string str() const { return out_.str(); }
+
+private:
+    std::ostringstream out_;
+    std::string name_;
+};
+
+std::string labels(std::initializer_list<std::pair<const char*, std::string>> kv)
+{
+    std::string s = "{";
+    for (const auto& [k, v] : kv) s += (s.size() > 1 ? "," : "") + std::string(k) + "=\"" + prom_escape(v) + "\"";
+    return s + "}";
+}
+
+}  // namespace
+
+std::string format_duration(double seconds)
+{
+    auto s = static_cast<uint64_t>(std::max(0.0, seconds));
+    char buf[64];
+    if (s >= 86400)
+        std::snprintf(buf, sizeof buf, "%" PRIu64 "d %02u:%02u:%02u", s / 86400, unsigned(s / 3600 % 24),
+                      unsigned(s / 60 % 60), unsigned(s % 60));
+    else
+        std::snprintf(buf, sizeof buf, "%02u:%02u:%02u", unsigned(s / 3600), unsigned(s / 60 % 60), unsigned(s % 60));
+    return buf;
+}
+
+json to_json(const dp::counters_view& c)
+{
+    json stages = json::object();
+    for (std::size_t i = 0; i < dp::stage_count; ++i) stages[std::string(dp::stage_name(stage_at(i)))] = c.stage_packets[i];
+    json drops = json::object();
+    for (std::size_t i = 0; i < dp::drop_reason_count; ++i)
+        drops[std::string(dp::drop_reason_name(reason_at(i)))] = c.drops[i];
+    return json{{"rx_packets", c.rx_packets},   {"rx_bytes", c.rx_bytes},
+                {"tx_packets", c.tx_packets},   {"tx_bytes", c.tx_bytes},
+                {"stages", stages},             {"drops", drops},
+                {"drops_total", c.drops_total()}, {"events_sent", c.events_sent},
+                {"loops", c.loops},             {"busy_loops", c.busy_loops},
+                {"busy_cycles", c.busy_cycles}, {"total_cycles", c.total_cycles},
+                {"busy_percent", c.busy_percent()}};
+}
+
+dp::counters_view counters_from_json(const json& j)
+{
+    dp::counters_view c;
+    if (!j.is_object()) return c;
+    c.rx_packets = u64(j, "rx_packets");
+    c.rx_bytes = u64(j, "rx_bytes");
+    c.tx_packets = u64(j, "tx_packets");
+    c.tx_bytes = u64(j, "tx_bytes");
+    if (auto it = j.find("stages"); it != j.end() && it->is_object())
+        for (std::size_t i = 0; i < dp::stage_count; ++i) c.stage_packets[i] = u64(*it, std::string(dp::stage_name(stage_at(i))).c_str());
+    if (auto it = j.find("drops"); it != j.end() && it->is_object())
+        for (std::size_t i = 0; i < dp::drop_reason_count; ++i)
+            c.drops[i] = u64(*it, std::string(dp::drop_reason_name(reason_at(i))).c_str());
+    c.events_sent = u64(j, "events_sent");
+    c.loops = u64(j, "loops");
+    c.busy_loops = u64(j, "busy_loops");
+    c.busy_cycles = u64(j, "busy_cycles");
+    c.total_cycles = u64(j, "total_cycles");
+    return c;
+}
+
+json to_json(const stats_report& r)
+{
+    json ifs = json::array();
+    for (const auto& i : r.interfaces)
+        ifs.push_back({{"name", i.name},       {"device", i.device},   {"address", i.address},
+                       {"mac", i.mac},         {"port_id", i.port_id}, {"vlan", i.vlan},
+                       {"link_up", i.link_up}, {"gateway", i.gateway}, {"gateway_mac", i.gateway_mac}});
+    json ws = json::array();
+    for (const auto& w : r.workers) ws.push_back({{"id", w.id}, {"lcore", w.lcore}, {"counters", to_json(w.counters)}});
+    return json{{"node", r.node_name},
+                {"state", r.state},
+                {"version", r.version},
+                {"uptime_s", r.uptime_s},
+                {"snapshot_generation", r.snapshot_generation},
+                {"tsc_hz", r.tsc_hz},
+                {"neighbours", r.neighbours},
+                {"interfaces", ifs},
+                {"workers", ws},
+                {"total", to_json(r.total)}};
+}
+
+std::string to_prometheus(const stats_report& r)
+{
+    prom_writer w;
+    w.family("up", "gauge", "1 while sbcd answers.");
+    w.sample("", uint64_t{1});
+    w.family("info", "gauge", "Node name and version of this sbcd; always 1.");
+    w.sample(labels({{"node", r.node_name}, {"version", r.version}, {"state", r.state}}), uint64_t{1});
+    w.family("draining", "gauge", "1 while the node is draining (no new calls), else 0.");
+    w.sample("", uint64_t{r.state == "draining"});
+    w.family("uptime_seconds", "gauge", "Seconds since sbcd started.");
+    w.sample("", r.uptime_s);
+    w.family("snapshot_generation", "gauge", "Generation of the configuration snapshot the workers use.");
+    w.sample("", r.snapshot_generation);
+    w.family("tsc_hz", "gauge", "TSC frequency used to turn cycle counts into time.");
+    w.sample("", r.tsc_hz);
+    w.family("neighbours", "gauge", "Entries in the ARP neighbour table.");
+    w.sample("", r.neighbours);
+
+    w.family("interface_link_up", "gauge", "1 when the interface's link is up.");
+    for (const auto& i : r.interfaces) w.sample(labels({{"interface", i.name}}), uint64_t{i.link_up});
+    w.family("interface_gateway_resolved", "gauge", "1 when the interface's gateway MAC address is known; 0 when unresolved or no gateway.");
+    for (const auto& i : r.interfaces) w.sample(labels({{"interface", i.name}}), uint64_t{!i.gateway_mac.empty()});
+
+    struct per_worker {
+        const char* name;
+        const char* help;
+        uint64_t dp::counters_view::*field;
+    };
+    static constexpr per_worker counters[] = {
+        {"rx_packets_total", "Packets received by the worker.", &dp::counters_view::rx_packets},
+        {"rx_bytes_total", "Bytes received by the worker.", &dp::counters_view::rx_bytes},
+        {"tx_packets_total", "Packets sent by the worker.", &dp::counters_view::tx_packets},
+        {"tx_bytes_total", "Bytes sent by the worker.", &dp::counters_view::tx_bytes},
+        {"events_sent_total", "Events the worker pushed to the control core.", &dp::counters_view::events_sent},
+        {"loops_total", "Iterations of the worker loop.", &dp::counters_view::loops},
+        {"busy_loops_total", "Iterations of the worker loop that received or sent packets.", &dp::counters_view::busy_loops},
+        {"busy_cycles_total", "TSC cycles spent in busy iterations.", &dp::counters_view::busy_cycles},
+        {"cycles_total", "TSC cycles since the worker loop started.", &dp::counters_view::total_cycles},
+    };
+    for (const auto& c : counters) {
+        w.family(c.name, "counter", c.help);
+        for (const auto& wk : r.workers) w.sample(labels({{"worker", std::to_string(wk.id)}}), wk.counters.*c.field);
+    }
+
+    w.family("stage_packets_total", "counter", "Packets that entered a pipeline stage.");
+    for (const auto& wk : r.workers)
+        for (std::size_t i = 0; i < dp::stage_count; ++i)
+            w.sample(labels({{"worker", std::to_string(wk.id)}, {"stage", std::string(dp::stage_name(stage_at(i)))}}),
+                     wk.counters.stage_packets[i]);
+
+    // One family with a reason label; Prometheus allows a single HELP per family, so each
+    // reason's explanation goes in a plain comment line (ignored by parsers, read by people).
+    w.family("drops_total", "counter", "Packets dropped, by reason (explained in the comments below).");
+    for (std::size_t i = 0; i < dp::drop_reason_count; ++i)
+        w.comment("reason=\"" + std::string(dp::drop_reason_name(reason_at(i))) +
+                  "\": " + std::string(dp::drop_reason_help(reason_at(i))));
+    for (const auto& wk : r.workers)
+        for (std::size_t i = 0; i < dp::drop_reason_count; ++i)
+            w.sample(labels({{"worker", std::to_string(wk.id)}, {"reason", std::string(dp::drop_reason_name(reason_at(i)))}}),
+                     wk.counters.drops[i]);
+
+    w.family("worker_busy_percent", "gauge",
+             "Share of the worker's cycles spent in iterations with work since it started, 0..100; use rate() of busy_cycles_total/cycles_total for a recent value.");
+    for (const auto& wk : r.workers) w.sample(labels({{"worker", std::to_string(wk.id)}}), wk.counters.busy_percent());
+    return w.str();
+}
+
+std::string render_status_text(const json& j)
+{
+    std::string out = "node " + str(j, "node", "?") + "   state " + str(j, "state", "?") + "   version " +
+                      str(j, "version", "?") + "   uptime " + format_duration(num(j, "uptime_s")) + "\n";
+    out += "snapshot generation " + std::to_string(u64(j, "snapshot_generation")) + ", " +
+           std::to_string(u64(j, "neighbours")) + " neighbours\n\n";
+
+    const json& ifs = arr(j, "interfaces");
+    out += "interfaces (" + std::to_string(ifs.size()) + ")\n";
+    text_table it({"NAME", "ADDRESS", "MAC", "LINK", "VLAN", "PORT", "DEVICE", "GATEWAY"});
+    for (const auto& i : ifs) {
+        const std::string gw = str(i, "gateway");
+        const std::string gw_mac = str(i, "gateway_mac");
+        const std::string gateway = gw.empty() ? "none" : gw + (gw_mac.empty() ? " unresolved" : " at " + gw_mac);
+        const uint64_t vlan = u64(i, "vlan");
+        it.add({str(i, "name"), str(i, "address"), str(i, "mac"),
+                i.value("link_up", false) ? "up" : "DOWN", vlan ? std::to_string(vlan) : "-",
+                std::to_string(u64(i, "port_id")), str(i, "device"), gateway});
+    }
+    out += it.render();
+
+    const json& ws = arr(j, "workers");
+    out += "\nworkers (" + std::to_string(ws.size()) + ")\n";
+    text_table wt({"ID", "LCORE", "BUSY%", "RX PKTS", "TX PKTS", "DROPS"});
+    for (const auto& w : ws) {
+        const auto c = counters_from_json(w.value("counters", json::object()));
+        wt.add({std::to_string(u64(w, "id")), std::to_string(u64(w, "lcore")), fmt("%.1f", c.busy_percent()),
+                si(double(c.rx_packets)), si(double(c.tx_packets)), si(double(c.drops_total()))});
+    }
+    out += wt.render();
+    return out;
+}
+
+std::string render_stats_text(const json& j)
+{
+    const auto t = counters_from_json(j.value("total", json::object()));
+    std::string out = "node " + str(j, "node", "?") + "   uptime " + format_duration(num(j, "uptime_s")) + "\n\n";
+    out += "totals\n";
+    text_table tt({"", "PACKETS", "BYTES"});
+    tt.add({"received", std::to_string(t.rx_packets), bytes(t.rx_bytes)});
+    tt.add({"sent", std::to_string(t.tx_packets), bytes(t.tx_bytes)});
+    tt.add({"dropped", std::to_string(t.drops_total()), ""});
+    tt.add({"events to control", std::to_string(t.events_sent), ""});
+    out += tt.render();
+
+    out += "\nstages (packets in)\n";
+    text_table st({"STAGE", "PACKETS"});
+    for (std::size_t i = 0; i < dp::stage_count; ++i)
+        st.add({std::string(dp::stage_name(stage_at(i))), std::to_string(t.stage_packets[i])});
+    out += st.render();
+
+    // Non-zero reasons first, largest first, so the cause of a loss is on top; the zero ones
+    // follow so the operator sees what is counted at all.
+    std::vector<std::size_t> order(dp::drop_reason_count);
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return t.drops[a] > t.drops[b]; });
+    out += "\ndrops by reason\n";
+    text_table dt({"REASON", "PACKETS", "MEANING"});
+    for (auto i : order)
+        dt.add({std::string(dp::drop_reason_name(reason_at(i))), std::to_string(t.drops[i]),
+                std::string(dp::drop_reason_help(reason_at(i)))});
+    out += dt.render();
+
+    out += "\nper worker\n";
+    text_table wt({"ID", "LCORE", "BUSY%", "RX PKTS", "RX BYTES", "TX PKTS", "TX BYTES", "DROPS", "EVENTS", "LOOPS"});
+    for (const auto& w : arr(j, "workers")) {
+        const auto c = counters_from_json(w.value("counters", json::object()));
+        wt.add({std::to_string(u64(w, "id")), std::to_string(u64(w, "lcore")), fmt("%.1f", c.busy_percent()),
+                std::to_string(c.rx_packets), bytes(c.rx_bytes), std::to_string(c.tx_packets), bytes(c.tx_bytes),
+                std::to_string(c.drops_total()), std::to_string(c.events_sent), std::to_string(c.loops)});
+    }
+    out += wt.render();
+    return out;
+}
+
+std::string render_top_text(const json& prev, const json& cur, double seconds)
+{
+    if (seconds <= 0) seconds = 1;
+    std::string out = "node " + str(cur, "node", "?") + "   state " + str(cur, "state", "?") + "   uptime " +
+                      format_duration(num(cur, "uptime_s")) + "   interval " + fmt("%.1f", seconds) + " s\n\n";
+
+    std::map<uint64_t, dp::counters_view> before;
+    for (const auto& w : arr(prev, "workers")) before[u64(w, "id")] = counters_from_json(w.value("counters", json::object()));
+
+    text_table wt({"WORKER", "LCORE", "BUSY%", "RX PPS", "TX PPS", "RX BIT/S", "TX BIT/S", "DROPS/S"});
+    dp::counters_view sum;
+    for (const auto& w : arr(cur, "workers")) {
+        const auto now = counters_from_json(w.value("counters", json::object()));
+        // A worker absent before (first sample, daemon restarted) is shown from zero.
+        const auto d = dp::difference(before[u64(w, "id")], now);
+        dp::accumulate(sum, d);
+        wt.add({std::to_string(u64(w, "id")), std::to_string(u64(w, "lcore")), fmt("%.1f", d.busy_percent()),
+                si(double(d.rx_packets) / seconds), si(double(d.tx_packets) / seconds),
+                si(8.0 * double(d.rx_bytes) / seconds), si(8.0 * double(d.tx_bytes) / seconds),
+                si(double(d.drops_total()) / seconds)});
+    }
+    wt.add({"all", "", fmt("%.1f", sum.busy_percent()), si(double(sum.rx_packets) / seconds),
+            si(double(sum.tx_packets) / seconds), si(8.0 * double(sum.rx_bytes) / seconds),
+            si(8.0 * double(sum.tx_bytes) / seconds), si(double(sum.drops_total()) / seconds)});
+    out += wt.render();
+
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < dp::drop_reason_count; ++i)
+        if (sum.drops[i]) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sum.drops[a] > sum.drops[b]; });
+    out += "\ndrops/s by reason\n";
+    if (order.empty()) {
+        out += "  none\n";
+    } else {
+        text_table dt({"REASON", "DROPS/S", "MEANING"});
+        for (auto i : order)
+            dt.add({std::string(dp::drop_reason_name(reason_at(i))), si(double(sum.drops[i]) / seconds),
+                    std::string(dp::drop_reason_help(reason_at(i)))});
+        out += dt.render();
+    }
+    return out;
+}
+
+}  // namespace sbc::control

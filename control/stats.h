@@ -1,0 +1,73 @@
+// The status report the control core builds from the workers' counters, and everything that
+// renders it: JSON for the control socket, Prometheus text for /metrics, and the text views
+// of `sbcctl status`, `sbcctl stats` and `sbcctl top`.
+// to_json/to_prometheus: control core or HTTP thread (pure functions over a copy).
+// render_*: sbcctl (pure functions over the JSON the daemon sent).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dataplane/counters.h"
+
+namespace sbc::control {
+
+struct interface_status {
+    std::string name;
+    std::string device;
+    std::string address;  ///< "a.b.c.d/n"
+    std::string mac;      ///< "aa:bb:cc:dd:ee:ff"
+    uint16_t port_id = 0;
+    uint16_t vlan = 0;
+    bool link_up = false;
+    std::string gateway;      ///< "" when the interface has none
+    std::string gateway_mac;  ///< "" while unresolved
+};
+
+struct worker_status {
+    unsigned id = 0;
+    unsigned lcore = 0;
+    dataplane::counters_view counters;
+};
+
+struct stats_report {
+    std::string node_name;
+    std::string state;  ///< "running" | "draining" | "starting"
+    std::string version;
+    double uptime_s = 0;
+    uint64_t snapshot_generation = 0;
+    uint64_t tsc_hz = 0;
+    std::vector<interface_status> interfaces;
+    std::vector<worker_status> workers;
+    dataplane::counters_view total;
+    uint64_t neighbours = 0;
+};
+
+/// The report as the control socket sends it; the shape is documented in docs/operations.md.
+nlohmann::json to_json(const stats_report& r);
+/// One counters object of that JSON (also used for "total" and each worker's "counters").
+nlohmann::json to_json(const dataplane::counters_view& c);
+/// Reads a counters object back; absent fields and unknown drop reasons or stages are
+/// ignored, so an sbcctl of another version still shows what both know.
+dataplane::counters_view counters_from_json(const nlohmann::json& j);
+
+/// Prometheus text exposition format 0.0.4 for /metrics: every metric prefixed `sbc_`,
+/// counters suffixed `_total`, per-worker series labelled worker="N".
+std::string to_prometheus(const stats_report& r);
+
+/// `sbcctl status`: node, state, uptime, interfaces (address, MAC, link, gateway resolved or
+/// not), workers and how busy they are.
+std::string render_status_text(const nlohmann::json& report);
+/// `sbcctl stats`: totals, packets per stage, drops by reason (non-zero first), per worker.
+std::string render_stats_text(const nlohmann::json& report);
+/// `sbcctl top`: per-worker busy % from the cycle deltas between two reports, packets per
+/// second in and out, drops per second by reason.
+std::string render_top_text(const nlohmann::json& prev, const nlohmann::json& cur, double seconds);
+
+/// "1d 02:03:04" / "02:03:04".
+std::string format_duration(double seconds);
+
+}  // namespace sbc::control
