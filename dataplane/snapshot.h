@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "dataplane/rcu.h"
@@ -63,6 +64,9 @@ struct snapshot {
         }
     }
 };
+
+// The deferred free finds the snapshot from its rcu_head, the first member.
+static_assert(std::is_standard_layout_v<snapshot>, "snapshot must stay standard-layout");
 
 /// Where the current snapshot is published. Workers read `current` with rcu::dereference.
 struct snapshot_slot {

@@ -1,0 +1,200 @@
+// The control core's loop (see control_loop.h). Control core only.
+#include "control/control_loop.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "control/snapshot_build.h"
+#include "dataplane/events.h"
+
+namespace sbc::control {
+
+std::atomic<bool> stop_requested{false};
+
+namespace {
+
+constexpr const char* version_string = "0.1.0";
+
+std::string format_mac(const std::array<uint8_t, 6>& m)
+{
+    char buf[18];
+    std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+    return buf;
+}
+
+unsigned prefix_len(uint32_t mask)
+{
+    return static_cast<unsigned>(__builtin_popcount(mask));
+}
+
+neighbour_policy policy_of(const config& c)
+{
+    neighbour_policy p;
+    p.timeout_ms = uint64_t{c.arp.timeout_s} * 1000;
+    p.retry_ms = c.arp.retry_ms;
+    p.retries = c.arp.retries;
+    return p;
+}
+
+}  // namespace
+
+control_loop::control_loop(config cfg, dataplane::dataplane_runtime& rt)
+    : cfg_(std::move(cfg)),
+      rt_(rt),
+      neighbours_(rt.shared->neighbours, policy_of(cfg_),
+                  [this](uint16_t iface, const dataplane::arp_fields& f) { send_arp(iface, f); }),
+      started_(std::chrono::steady_clock::now())
+{
+}
+
+control_loop::~control_loop() = default;
+
+uint64_t control_loop::now_ms() const
+{
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_).count());
+}
+
+void control_loop::send_arp(uint16_t iface, const dataplane::arp_fields& f)
+{
+    if (iface >= interfaces_.size()) return;
+    rte_mbuf* m = rte_pktmbuf_alloc(rt_.control_pool);
+    if (m == nullptr) return;
+    auto* data = rte_pktmbuf_mtod(m, uint8_t*);
+    // Pad to the Ethernet minimum (60 bytes without FCS); some peers drop runts.
+    std::memset(data, 0, 60);
+    const std::size_t len = dataplane::build_arp({data, rte_pktmbuf_tailroom(m)}, f);
+    const auto frame = static_cast<uint16_t>(len < 60 ? 60 : len);
+    m->data_len = frame;
+    m->pkt_len = frame;
+    m->port = interfaces_[iface].port_id;
+    dataplane::inject_frame(rt_, m);
+}
+
+bool control_loop::start(std::string& error)
+{
+    auto snap = build_snapshot(cfg_, rt_.ports, 1, error);
+    if (!snap) return false;
+    interfaces_ = snap->interfaces;
+    publish_snapshot(rt_.shared->snap, std::move(snap));
+    generation_.store(1, std::memory_order_relaxed);
+
+    std::string err;
+    socket_ = control_socket::open(cfg_.node.control_socket, err);
+    if (!socket_) {
+        error = "control socket " + cfg_.node.control_socket + ": " + err;
+        return false;
+    }
+    if (!cfg_.node.management_http.empty()) {
+        http_ = metrics_http::start(
+            cfg_.node.management_http, [this] { return to_prometheus(report()); },
+            [this]() -> std::pair<int, std::string> {
+                if (state_.load(std::memory_order_relaxed) == 1) return {200, "ok\n"};
+                return {503, "starting\n"};
+            },
+            err);
+        if (!http_) {
+            error = "management HTTP " + cfg_.node.management_http + ": " + err;
+            return false;
+        }
+    }
+    return true;
+}
+
+void control_loop::drain_events(uint64_t now)
+{
+    std::array<dataplane::event, 64> evs;
+    for (;;) {
+        const unsigned n = rte_ring_sc_dequeue_burst_elem(rt_.events, evs.data(), sizeof(dataplane::event),
+                                                           static_cast<unsigned>(evs.size()), nullptr);
+        for (unsigned i = 0; i < n; ++i) {
+            const auto& e = evs[i];
+            switch (e.kind) {
+            case dataplane::event_kind::neighbour_seen: neighbours_.seen(e.iface, e.ip, e.mac, now); break;
+            case dataplane::event_kind::neighbour_needed: neighbours_.needed(e.iface, e.ip, now); break;
+            case dataplane::event_kind::icmp_unreachable:
+                // The proxy (a later stage) fails calls over on these; for now they are counted.
+                icmp_.unreachable.fetch_add(1, std::memory_order_relaxed);
+                break;
+            }
+        }
+        if (n < evs.size()) break;
+    }
+}
+
+nlohmann::json control_loop::handle(const nlohmann::json& request)
+{
+    const std::string cmd = request.value("cmd", "");
+    if (cmd == "status" || cmd == "stats") {
+        nlohmann::json j = to_json(report());
+        j["ok"] = true;
+        return j;
+    }
+    return {{"ok", false}, {"error", "unknown command '" + cmd + "' (known: status, stats)"}};
+}
+
+stats_report control_loop::report() const
+{
+    stats_report r;
+    r.node_name = cfg_.node.name;
+    r.state = state_.load(std::memory_order_relaxed) == 1 ? "running" : "starting";
+    r.version = version_string;
+    r.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    r.snapshot_generation = generation_.load(std::memory_order_relaxed);
+    r.tsc_hz = rte_get_tsc_hz();
+    for (std::size_t i = 0; i < interfaces_.size(); ++i) {
+        const auto& ii = interfaces_[i];
+        interface_status s;
+        s.name = ii.name;
+        s.device = cfg_.interfaces[i].device;
+        s.address = format_ipv4(ii.address) + "/" + std::to_string(prefix_len(ii.netmask));
+        s.mac = format_mac(ii.mac);
+        s.port_id = ii.port_id;
+        s.vlan = ii.vlan;
+        rte_eth_link link{};
+        s.link_up = rte_eth_link_get_nowait(ii.port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+        if (ii.gateway != 0) {
+            s.gateway = format_ipv4(ii.gateway);
+            if (auto mac = rt_.shared->neighbours.lookup(ii.gateway)) s.gateway_mac = format_mac(*mac);
+        }
+        r.interfaces.push_back(std::move(s));
+    }
+    for (const auto& w : rt_.workers) {
+        worker_status ws;
+        ws.id = w->id;
+        ws.lcore = w->lcore;
+        ws.counters = dataplane::snapshot_of(w->counters);
+        dataplane::accumulate(r.total, ws.counters);
+        r.workers.push_back(ws);
+    }
+    r.neighbours = rt_.shared->neighbours.entries().size();
+    return r;
+}
+
+int control_loop::run()
+{
+    neighbours_.set_interfaces(interfaces_, now_ms());
+    state_.store(1, std::memory_order_relaxed);
+    std::fprintf(stderr, "sbcd: %s running: %zu interface(s), %zu worker(s), control socket %s%s%s\n",
+                 cfg_.node.name.c_str(), interfaces_.size(), rt_.workers.size(), cfg_.node.control_socket.c_str(),
+                 cfg_.node.management_http.empty() ? "" : ", http ", cfg_.node.management_http.c_str());
+    uint64_t last_tick = 0;
+    while (!stop_requested.load(std::memory_order_relaxed)) {
+        const uint64_t now = now_ms();
+        drain_events(now);
+        if (now - last_tick >= 100) {
+            neighbours_.tick(now);
+            last_tick = now;
+        }
+        // Waiting in poll bounds the event latency to 1 ms while leaving the CPU to others.
+        socket_->poll(1, [this](const nlohmann::json& req) { return handle(req); });
+    }
+    std::fprintf(stderr, "sbcd: stopping\n");
+    return 0;
+}
+
+}  // namespace sbc::control

@@ -1,0 +1,62 @@
+// The control core's loop on the EAL main lcore: publishes snapshots, drains worker events
+// (neighbours, ICMP errors), runs ARP resolution, serves the control socket, and feeds the
+// HTTP thread's /metrics and /healthz. Control core only, except report(), which the HTTP
+// thread may call too (it reads only atomics and immutable data).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "control/config.h"
+#include "control/control_socket.h"
+#include "control/metrics_http.h"
+#include "control/neighbours.h"
+#include "control/stats.h"
+#include "dataplane/runtime.h"
+
+namespace sbc::control {
+
+/// Set from a signal handler (SIGINT/SIGTERM): leave the loop and shut down cleanly.
+extern std::atomic<bool> stop_requested;
+
+struct icmp_counters {
+    std::atomic<uint64_t> unreachable{0};
+};
+
+class control_loop {
+public:
+    control_loop(config cfg, dataplane::dataplane_runtime& rt);
+    ~control_loop();
+
+    /// Publishes the first snapshot, opens the control socket and the HTTP listener, announces
+    /// our addresses. False with a message when any of it fails.
+    bool start(std::string& error);
+    /// Runs until stop_requested; returns the process exit code.
+    int run();
+
+    /// Any thread: the current report (counters read with relaxed loads).
+    [[nodiscard]] stats_report report() const;
+
+private:
+    nlohmann::json handle(const nlohmann::json& request);
+    void drain_events(uint64_t now_ms);
+    void send_arp(uint16_t iface, const dataplane::arp_fields& f);
+    [[nodiscard]] uint64_t now_ms() const;
+
+    config cfg_;
+    dataplane::dataplane_runtime& rt_;
+    neighbour_manager neighbours_;
+    std::optional<control_socket> socket_;
+    std::unique_ptr<metrics_http> http_;
+    std::vector<dataplane::interface_info> interfaces_;  ///< as published, for reports
+    std::atomic<uint64_t> generation_{0};
+    std::atomic<int> state_{0};  ///< 0 starting, 1 running
+    icmp_counters icmp_;
+    std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace sbc::control

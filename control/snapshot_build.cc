@@ -1,0 +1,57 @@
+// Snapshot build and RCU publication (see snapshot_build.h). Control core only.
+#include "control/snapshot_build.h"
+
+#include <cstring>
+
+namespace sbc::control {
+
+std::unique_ptr<dataplane::snapshot> build_snapshot(const config& cfg, const std::vector<dataplane::port_info>& ports,
+                                                    uint64_t generation, std::string& error)
+{
+    auto s = std::make_unique<dataplane::snapshot>();
+    s->generation = generation;
+    for (const auto& ic : cfg.interfaces) {
+        const dataplane::port_info* port = nullptr;
+        for (const auto& p : ports)
+            if (p.device == ic.device) port = &p;
+        if (port == nullptr) {
+            error = cfg.path + ":" + std::to_string(ic.line) + ": interface " + ic.name + ": device " + ic.device +
+                    " was not started";
+            return nullptr;
+        }
+        dataplane::interface_info ii;
+        ii.name = ic.name;
+        ii.port_id = port->port_id;
+        ii.vlan = ic.vlan;
+        ii.address = ic.address.addr;
+        ii.netmask = ic.address.len == 0 ? 0 : ~uint32_t{0} << (32 - ic.address.len);
+        ii.gateway = ic.gateway.value_or(0);
+        std::memcpy(ii.mac.data(), port->mac.addr_bytes, 6);
+        s->interfaces.push_back(std::move(ii));
+    }
+    s->index_interfaces();
+    return s;
+}
+
+namespace {
+void free_snapshot(rcu_head* head)
+{
+    // rcu is the first member of snapshot, so the head's address is the snapshot's.
+    delete reinterpret_cast<dataplane::snapshot*>(head);
+}
+}  // namespace
+
+void publish_snapshot(dataplane::snapshot_slot& slot, std::unique_ptr<dataplane::snapshot> fresh)
+{
+    dataplane::snapshot* old = dataplane::rcu::exchange(slot.current, fresh.release());
+    if (old != nullptr) dataplane::rcu::defer(&old->rcu, free_snapshot);
+}
+
+void retire_snapshot(dataplane::snapshot_slot& slot)
+{
+    dataplane::snapshot* old = dataplane::rcu::exchange(slot.current, static_cast<dataplane::snapshot*>(nullptr));
+    if (old != nullptr) dataplane::rcu::defer(&old->rcu, free_snapshot);
+    dataplane::rcu::barrier();
+}
+
+}  // namespace sbc::control
