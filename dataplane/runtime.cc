@@ -71,7 +71,8 @@ std::vector<std::string> eal_arguments(const eal_options& o)
     }
     if (!any_pci) a.push_back("--no-pci");
     a.push_back("--file-prefix=" + o.file_prefix);
-    a.push_back("--log-level=lib.eal:warning");
+    a.push_back("--log-level=*:warning");
+    a.push_back("--no-telemetry");
     for (const auto& e : o.extra) a.push_back(e);
     return a;
 }
