@@ -96,7 +96,8 @@ std::unique_ptr<metrics_http> metrics_http::start(const std::string& address, st
     svr.Get("/healthz", [health = std::move(health)](const httplib::Request&, httplib::Response& res) {
         auto [code, body] = health();
         res.status = code;
-        res.set_content(body + "\n", "text/plain; charset=utf-8");
+        if (body.empty() || body.back() != '\n') body += '\n';  // curl output ends on its own line
+        res.set_content(body, "text/plain; charset=utf-8");
     });
     svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
         if (res.status == 404) res.set_content("not found; try /metrics or /healthz\n", "text/plain");

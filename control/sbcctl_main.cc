@@ -1,0 +1,250 @@
+// sbcctl: the operator's command line over sbcd's control socket (status, stats, top).
+// sbcctl process only. Each command is one entry of the `commands` table below; adding one
+// (peers, calls, drain, ...) is a new function and a new row.
+//
+// Exit codes: 0 success, 1 daemon or connection error, 2 usage error.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "control/config.h"
+#include "control/control_socket.h"
+#include "control/stats.h"
+
+namespace {
+
+using nlohmann::json;
+namespace ctl = sbc::control;
+
+constexpr int exit_ok = 0;
+constexpr int exit_daemon = 1;
+constexpr int exit_usage = 2;
+
+struct options {
+    std::string socket;
+    bool json = false;
+    int timeout_ms = 2000;
+};
+
+struct usage_error {
+    std::string message;
+};
+
+struct command {
+    std::string_view name;
+    std::string_view args;  ///< synopsis of its own arguments
+    std::string_view help;  ///< what it shows, for `sbcctl help`
+    int (*run)(const options&, std::span<const std::string> args);
+};
+
+// Asks sbcd; prints the reason and returns nullopt on any failure, including an
+// {"error": ...} answer from the daemon.
+std::optional<json> ask(const options& o, const json& request)
+{
+    std::string error;
+    auto response = ctl::control_request(o.socket, request, error, o.timeout_ms);
+    if (!response) {
+        std::cerr << "sbcctl: " << error << "\n";
+        return std::nullopt;
+    }
+    if (response->is_object() && response->contains("error")) {
+        const auto& e = (*response)["error"];
+        std::cerr << "sbcctl: sbcd: " << (e.is_string() ? e.get<std::string>() : e.dump()) << "\n";
+        return std::nullopt;
+    }
+    return response;
+}
+
+void no_args(std::string_view cmd, std::span<const std::string> args)
+{
+    if (!args.empty()) throw usage_error{std::string(cmd) + " takes no arguments, got '" + args[0] + "'"};
+}
+
+int show(const options& o, std::string_view cmd, std::span<const std::string> args, std::string (*render)(const json&))
+{
+    no_args(cmd, args);
+    auto r = ask(o, {{"cmd", cmd}});
+    if (!r) return exit_daemon;
+    std::cout << (o.json ? r->dump(2) + "\n" : render(*r));
+    return exit_ok;
+}
+
+int cmd_status(const options& o, std::span<const std::string> args) { return show(o, "status", args, ctl::render_status_text); }
+int cmd_stats(const options& o, std::span<const std::string> args) { return show(o, "stats", args, ctl::render_stats_text); }
+
+double parse_positive(const std::string& flag, const std::string& value)
+{
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || errno != 0 || !(v > 0))
+        throw usage_error{flag + " expects a positive number, got '" + value + "'"};
+    return v;
+}
+
+int cmd_top(const options& o, std::span<const std::string> args)
+{
+    double interval = 1.0;
+    std::optional<unsigned long> count;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if ((a == "--interval" || a == "--count") && i + 1 >= args.size()) throw usage_error{a + " needs a value"};
+        if (a == "--interval")
+            interval = parse_positive(a, args[++i]);
+        else if (a == "--count") {
+            const double n = parse_positive(a, args[++i]);
+            if (n != static_cast<double>(static_cast<unsigned long>(n))) throw usage_error{"--count expects a whole number"};
+            count = static_cast<unsigned long>(n);
+        } else
+            throw usage_error{"top: unknown argument '" + a + "'"};
+    }
+    // Redraw in place only on a terminal; piped into a file or a script, frames follow each other.
+    const bool tty = ::isatty(STDOUT_FILENO) == 1;
+    auto prev = ask(o, {{"cmd", "stats"}});
+    if (!prev) return exit_daemon;
+    auto prev_at = std::chrono::steady_clock::now();
+    for (unsigned long frame = 0; !count || frame < *count; ++frame) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+        auto cur = ask(o, {{"cmd", "stats"}});
+        if (!cur) return exit_daemon;
+        const auto now = std::chrono::steady_clock::now();
+        const double seconds = std::chrono::duration<double>(now - prev_at).count();
+        if (o.json) {
+            std::cout << json{{"interval_s", seconds}, {"report", *cur}}.dump() << "\n";
+        } else {
+            if (tty) std::cout << "\033[H\033[2J";
+            std::cout << ctl::render_top_text(*prev, *cur, seconds);
+            if (!tty) std::cout << "\n";
+        }
+        std::cout.flush();
+        prev = std::move(cur);
+        prev_at = now;
+    }
+    return exit_ok;
+}
+
+int cmd_help(const options&, std::span<const std::string>);
+
+constexpr command commands[] = {
+    {"status", "", "node, state and uptime; interfaces with address, MAC, link and whether the gateway is resolved; "
+                   "workers and how busy they are",
+     cmd_status},
+    {"stats", "", "packet totals, packets per pipeline stage, drops by reason (non-zero first) and per-worker counters",
+     cmd_stats},
+    {"top", "[--interval S] [--count N]",
+     "live view redrawn every S seconds (default 1): per-worker busy %, packets per second in and out, drops per "
+     "second by reason; --count N stops after N refreshes (for scripts); the screen is cleared only on a terminal",
+     cmd_top},
+    {"help", "", "this text", cmd_help},
+};
+
+std::string wrap(std::string_view text, const std::string& indent, std::size_t width)
+{
+    std::string out;
+    std::string line = indent;
+    while (!text.empty()) {
+        const auto space = text.find(' ');
+        const std::string_view word = text.substr(0, space);
+        if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
+            out += line + "\n";
+            line = indent;
+        }
+        if (line.size() > indent.size()) line += ' ';
+        line += word;
+        text = space == std::string_view::npos ? std::string_view{} : text.substr(space + 1);
+    }
+    return out + line + "\n";
+}
+
+std::string usage()
+{
+    std::string s =
+        "usage: sbcctl [--socket PATH] [--json] [--timeout MS] COMMAND [ARGS]\n"
+        "\n"
+        "Talks to sbcd over its control socket.\n"
+        "\n"
+        "options:\n"
+        "  --socket PATH  control socket of sbcd (default: $SBC_SOCKET, else " +
+        std::string(ctl::default_control_socket) +
+        ";\n"
+        "                 sbcd's is [node].control_socket in its config)\n"
+        "  --json         print the daemon's JSON answer instead of text (shapes in docs/operations.md)\n"
+        "  --timeout MS   give up when sbcd has not answered after MS milliseconds (default 2000)\n"
+        "  -h, --help     this text\n"
+        "\n"
+        "commands:\n";
+    for (const auto& c : commands) {
+        s += "  " + std::string(c.name) + (c.args.empty() ? "" : " " + std::string(c.args)) + "\n";
+        s += wrap(c.help, "      ", 80);
+    }
+    s += "\nexit status: 0 success, 1 sbcd not reachable or answered with an error, 2 usage error\n";
+    return s;
+}
+
+int cmd_help(const options&, std::span<const std::string>)
+{
+    std::cout << usage();
+    return exit_ok;
+}
+
+int run(int argc, char** argv)
+{
+    options o;
+    if (const char* env = std::getenv("SBC_SOCKET"); env && *env)
+        o.socket = env;
+    else
+        o.socket = ctl::default_control_socket;
+
+    std::vector<std::string> rest;
+    const command* cmd = nullptr;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        // Global options are accepted before and after the command ("sbcctl stats --json").
+        if (a == "--json") {
+            o.json = true;
+        } else if (a == "--socket" || a == "--timeout") {
+            if (i + 1 >= argc) throw usage_error{a + " needs a value"};
+            const std::string v = argv[++i];
+            if (a == "--socket") {
+                if (v.empty()) throw usage_error{"--socket needs a path"};
+                o.socket = v;
+            } else {
+                o.timeout_ms = static_cast<int>(parse_positive(a, v));
+            }
+        } else if (a == "-h" || a == "--help") {
+            return cmd_help(o, {});
+        } else if (!cmd) {
+            for (const auto& c : commands)
+                if (c.name == a) cmd = &c;
+            if (!cmd) throw usage_error{"unknown command '" + a + "'"};
+        } else {
+            rest.push_back(a);
+        }
+    }
+    if (!cmd) throw usage_error{"no command given"};
+    return cmd->run(o, rest);
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        return run(argc, argv);
+    } catch (const usage_error& e) {
+        std::cerr << "sbcctl: " << e.message << "\n\n" << usage();
+        return exit_usage;
+    }
+}
