@@ -1,0 +1,143 @@
+// The proxy's read-only tables: trunks, peers grouped in regions and peer groups, routes and
+// the retry policy. Built by the control core from the config (control/proxy_build.cc), held
+// in the dataplane snapshot, read by workers under RCU. Peer health is NOT here: it lives in
+// peer_health (an array of atomic words the control core flips without a new snapshot).
+// Any thread reads; only the control core builds.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <bitset>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sbc::sip {
+
+class route_matcher;  // Hyperscan databases, sip-fastpath/route_match.h
+
+struct ipv4_net {
+    uint32_t addr = 0;  ///< host order, already masked
+    uint32_t mask = 0;
+    [[nodiscard]] bool contains(uint32_t ip) const noexcept { return (ip & mask) == addr; }
+};
+
+/// A named SIP interface: where calls come in, and whom it takes them from.
+struct trunk {
+    std::string name;
+    uint16_t iface = 0;         ///< index into the snapshot's interfaces
+    uint32_t address = 0;       ///< the interface's address (host order)
+    uint16_t port = 5060;       ///< local UDP port
+    std::vector<ipv4_net> allow;
+
+    [[nodiscard]] bool allows(uint32_t ip) const noexcept
+    {
+        for (const auto& n : allow)
+            if (n.contains(ip)) return true;
+        return false;
+    }
+};
+
+constexpr std::size_t max_peers = 4096;
+constexpr uint32_t no_peer = 0xffffffff;
+
+struct peer {
+    std::string name;           ///< "region1/198.18.1.11:5060" or the configured name
+    uint32_t id = 0;            ///< stable index into peer_health, kept across snapshots
+    uint32_t address = 0;       ///< host order
+    uint16_t port = 5060;
+    uint16_t priority = 0;      ///< RFC 2782: lower first
+    uint16_t weight = 0;        ///< RFC 2782: share within a priority
+    uint16_t region = 0;        ///< index into proxy_tables::regions
+    uint16_t trunk = 0;         ///< the trunk (local address and port) calls to it leave from
+};
+
+enum class selector : uint8_t { srv, round_robin, least_calls, hash_call_id };
+
+struct region {
+    std::string name;
+    std::vector<uint32_t> peers;  ///< indices into proxy_tables::peers, by priority then weight
+};
+
+struct peer_group {
+    std::string name;
+    std::vector<uint16_t> regions;  ///< local region first
+    selector sel = selector::srv;
+};
+
+enum class match_field : uint8_t { ruri_user, from_user, to_user, trunk };
+constexpr std::size_t match_field_count = 4;
+
+struct route {
+    std::string name;
+    match_field field = match_field::ruri_user;
+    std::string pattern;        ///< Hyperscan (PCRE subset) expression
+    uint16_t peer_group = 0;
+};
+
+struct retry_policy {
+    std::bitset<700> codes;            ///< final responses that move the call to the next peer
+    uint32_t no_response_ms = 1000;    ///< silence this long moves it too
+    bool after_provisional = false;    ///< retry even after a provisional other than 100
+    uint8_t max_attempts = 4;          ///< peers tried per call, all regions together
+    uint32_t retry_after_s = 30;       ///< Retry-After of the 503 sent when all failed
+
+    [[nodiscard]] bool retry_on(uint16_t code) const noexcept { return code < codes.size() && codes.test(code); }
+};
+
+struct limits {
+    uint32_t transactions_per_worker = 262144;
+    uint32_t dialogs_per_worker = 131072;
+};
+
+/// Health word of a peer. Bits, so that one store flips one aspect without a lock.
+namespace peer_state {
+constexpr uint32_t down = 1u << 0;       ///< failed probes or passive failures
+constexpr uint32_t draining = 1u << 1;   ///< operator: no new calls, existing ones go on
+constexpr uint32_t disabled = 1u << 2;   ///< operator: out of service
+constexpr uint32_t canary = 1u << 3;     ///< only calls matching its canary pattern
+constexpr uint32_t unavailable = down | draining | disabled;
+}  // namespace peer_state
+
+/// The atomic health words, one per peer id; lives as long as the process (shared_state).
+/// Written by the control core, read by workers: relaxed is enough, a flip that a worker sees
+/// one call late changes which peer that call tries first, never correctness.
+struct peer_health {
+    std::array<std::atomic<uint32_t>, max_peers> word{};
+
+    [[nodiscard]] bool available(uint32_t id) const noexcept
+    {
+        return (word[id].load(std::memory_order_relaxed) & peer_state::unavailable) == 0;
+    }
+};
+
+struct proxy_tables {
+    std::vector<trunk> trunks;
+    std::vector<peer> peers;
+    std::vector<region> regions;
+    std::vector<peer_group> groups;
+    std::vector<route> routes;           ///< in priority order; the first that matches wins
+    int default_route = -1;              ///< route taken when none matches; -1: answer 404
+    retry_policy retry;
+    limits lim;
+    std::shared_ptr<const route_matcher> matcher;  ///< compiled routes (null: no routes)
+
+    /// Index of the trunk listening on (address, port), or -1.
+    [[nodiscard]] int find_trunk(uint32_t address, uint16_t port) const noexcept
+    {
+        for (std::size_t i = 0; i < trunks.size(); ++i)
+            if (trunks[i].port == port && trunks[i].address == address) return static_cast<int>(i);
+        return -1;
+    }
+    /// Index of the peer at (address, port), or no_peer.
+    [[nodiscard]] uint32_t find_peer(uint32_t address, uint16_t port) const noexcept
+    {
+        for (std::size_t i = 0; i < peers.size(); ++i)
+            if (peers[i].address == address && peers[i].port == port) return static_cast<uint32_t>(i);
+        return no_peer;
+    }
+};
+
+}  // namespace sbc::sip
