@@ -1,0 +1,158 @@
+// The eal tier's test bench (see harness.h). Test thread only.
+#include "tests/eal/harness.h"
+
+#include <cstring>
+
+#include <rte_bus_vdev.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include "control/snapshot_build.h"
+#include "dataplane/stages.h"
+
+namespace sbc::test {
+
+namespace dp = sbc::dataplane;
+
+sent_frames::~sent_frames()
+{
+    for (auto* m : mbufs) rte_pktmbuf_free(m);
+}
+
+bytes linear_bytes(const rte_mbuf* m)
+{
+    bytes b(rte_pktmbuf_pkt_len(m));
+    if (b.empty()) return b;
+    const void* p = rte_pktmbuf_read(m, 0, static_cast<uint32_t>(b.size()), b.data());
+    if (p != b.data()) std::memcpy(b.data(), p, b.size());
+    return b;
+}
+
+harness::harness(unsigned mbufs)
+{
+    static unsigned seq = 0;
+    name_ = "sbc_t" + std::to_string(seq++);
+    const int socket = static_cast<int>(rte_socket_id());
+    rx_ = rte_ring_create((name_ + "_rx").c_str(), 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    tx_ = rte_ring_create((name_ + "_tx").c_str(), 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    // No per-lcore cache, so that mbufs_in_use() is exact whichever lcore freed them.
+    pool_ = rte_pktmbuf_pool_create((name_ + "_pool").c_str(), mbufs, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+    if (rx_ == nullptr || tx_ == nullptr || pool_ == nullptr) {
+        error_ = "cannot create the test rings or pool: " + std::string(rte_strerror(rte_errno));
+        return;
+    }
+    const int port = rte_eth_from_rings(name_.c_str(), &rx_, 1, &tx_, 1, static_cast<unsigned>(socket));
+    if (port < 0) {
+        error_ = "rte_eth_from_rings failed: " + std::string(rte_strerror(rte_errno));
+        return;
+    }
+    port_ = static_cast<uint16_t>(port);
+    // rte_eth_from_rings names its port "net_ring_<name>": that is the device DPDK knows.
+    dp::port_options po;
+    po.workers = 1;
+    po.mbufs_per_worker = 4096;
+    auto rt = dp::start_dataplane({"net_ring_" + name_}, po, error_);
+    if (rt == nullptr) return;
+    std::memcpy(mac_.data(), rt->ports[0].mac.addr_bytes, 6);
+
+    auto snap = std::make_unique<dp::snapshot>();
+    snap->generation = 1;
+    dp::interface_info untagged;
+    untagged.name = "access";
+    untagged.port_id = port_;
+    untagged.address = our_ip;
+    untagged.netmask = 0xffffff00;
+    untagged.gateway = our_gateway;
+    untagged.mac = mac_;
+    snap->interfaces.push_back(untagged);
+    dp::interface_info tagged = untagged;
+    tagged.name = "core";
+    tagged.vlan = our_vlan;
+    tagged.address = our_vlan_ip;
+    tagged.gateway = 0;
+    snap->interfaces.push_back(tagged);
+    snap->index_interfaces();
+    control::publish_snapshot(rt->shared->snap, std::move(snap));
+    rt_ = std::move(rt);
+}
+
+harness::~harness()
+{
+    if (rt_ != nullptr) {
+        dp::stop_dataplane(*rt_);
+        control::retire_snapshot(rt_->shared->snap);
+        rt_.reset();
+    }
+    if (rx_ != nullptr) {
+        rte_mbuf* m = nullptr;
+        while (rte_ring_dequeue(rx_, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+    }
+    if (tx_ != nullptr) {
+        rte_mbuf* m = nullptr;
+        while (rte_ring_dequeue(tx_, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+    }
+    rte_vdev_uninit(("net_ring_" + name_).c_str());
+    rte_ring_free(rx_);
+    rte_ring_free(tx_);
+    rte_mempool_free(pool_);
+}
+
+bool harness::receive(std::span<const uint8_t> frame)
+{
+    rte_mbuf* m = rte_pktmbuf_alloc(pool_);
+    if (m == nullptr) return false;
+    char* p = rte_pktmbuf_append(m, static_cast<uint16_t>(frame.size()));
+    if (p == nullptr) {
+        rte_pktmbuf_free(m);
+        return false;
+    }
+    std::memcpy(p, frame.data(), frame.size());
+    // Like net_ring itself, leave m->port and the offload flags as the pool made them: the
+    // dataplane must not rely on a PMD filling them.
+    if (rte_ring_enqueue(rx_, m) != 0) {
+        rte_pktmbuf_free(m);
+        return false;
+    }
+    return true;
+}
+
+void harness::poll()
+{
+    auto& w = worker();
+    const dp::snapshot* snap = rt_->shared->snap.current;
+    std::array<rte_mbuf*, dp::burst_size> pkts;
+    for (;;) {
+        const uint16_t n = rte_eth_rx_burst(port_, 0, pkts.data(), dp::burst_size);
+        if (n == 0) break;
+        dp::process_burst(w, *snap, port_, pkts.data(), n);
+        dp::tx_flush(w);
+    }
+}
+
+sent_frames harness::take_sent()
+{
+    sent_frames s;
+    rte_mbuf* m = nullptr;
+    while (rte_ring_dequeue(tx_, reinterpret_cast<void**>(&m)) == 0) s.mbufs.push_back(m);
+    return s;
+}
+
+std::vector<dp::event> harness::take_events()
+{
+    std::vector<dp::event> out;
+    std::array<dp::event, 64> buf;
+    for (;;) {
+        const unsigned n = rte_ring_sc_dequeue_burst_elem(rt_->events, buf.data(), sizeof(dp::event),
+                                                          static_cast<unsigned>(buf.size()), nullptr);
+        if (n == 0) break;
+        out.insert(out.end(), buf.begin(), buf.begin() + n);
+    }
+    return out;
+}
+
+dp::counters_view harness::counters() const { return dp::snapshot_of(rt_->workers[0]->counters); }
+
+unsigned harness::mbufs_in_use() const { return rte_mempool_in_use_count(pool_); }
+
+}  // namespace sbc::test

@@ -1,0 +1,90 @@
+// The eal tier's test bench: a net_ring port made of two rings the test owns (frames enqueued
+// on `rx` arrive as received, what the worker transmits lands on `tx`), a started dataplane
+// with one worker on it, and a published snapshot with two interfaces on that port:
+// 198.18.0.1/24 untagged (gateway .254) and 198.18.100.1/24 on VLAN 100.
+// Test thread only; either drive bursts with poll() or launch the real worker loop.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dataplane/counters.h"
+#include "dataplane/events.h"
+#include "dataplane/runtime.h"
+#include "tests/eal/frame_builder.h"
+
+namespace sbc::test {
+
+constexpr uint32_t our_ip = ipv4(198, 18, 0, 1);
+constexpr uint32_t our_gateway = ipv4(198, 18, 0, 254);
+constexpr uint32_t our_vlan_ip = ipv4(198, 18, 100, 1);
+constexpr uint16_t our_vlan = 100;
+constexpr uint16_t untagged_iface = 0;  ///< index in the snapshot
+constexpr uint16_t vlan_iface = 1;
+constexpr uint32_t peer_ip = ipv4(198, 18, 0, 10);
+constexpr uint32_t vlan_peer_ip = ipv4(198, 18, 100, 10);
+constexpr mac peer_mac{0x02, 0x00, 0x00, 0x00, 0x00, 0x0a};
+
+/// Owns the mbufs the worker transmitted; frees them when it goes.
+struct sent_frames {
+    std::vector<rte_mbuf*> mbufs;
+    sent_frames() = default;
+    sent_frames(const sent_frames&) = delete;
+    sent_frames& operator=(const sent_frames&) = delete;
+    sent_frames(sent_frames&& o) noexcept : mbufs(std::move(o.mbufs)) { o.mbufs.clear(); }
+    sent_frames& operator=(sent_frames&&) = delete;
+    ~sent_frames();
+    [[nodiscard]] std::size_t size() const noexcept { return mbufs.size(); }
+};
+
+/// The whole packet of `m` as contiguous bytes, over every segment.
+bytes linear_bytes(const rte_mbuf* m);
+
+class harness {
+public:
+    /// Sets everything up; check ok() (and error()) before use.
+    explicit harness(unsigned mbufs = 2047);
+    ~harness();
+    harness(const harness&) = delete;
+    harness& operator=(const harness&) = delete;
+
+    [[nodiscard]] bool ok() const noexcept { return rt_ != nullptr; }
+    [[nodiscard]] const std::string& error() const noexcept { return error_; }
+
+    /// Queues `frame` as received on the port. False when the pool or ring is exhausted.
+    bool receive(std::span<const uint8_t> frame);
+    /// Runs the production burst processing on the test thread until the port is drained:
+    /// rx burst, process_burst, tx_flush.
+    void poll();
+    /// Takes what the worker transmitted so far.
+    sent_frames take_sent();
+    /// Takes the events the worker posted so far.
+    std::vector<dataplane::event> take_events();
+
+    [[nodiscard]] dataplane::counters_view counters() const;
+    [[nodiscard]] uint16_t port() const noexcept { return port_; }
+    [[nodiscard]] const mac& our_mac() const noexcept { return mac_; }
+    [[nodiscard]] dataplane::dataplane_runtime& runtime() noexcept { return *rt_; }
+    [[nodiscard]] dataplane::worker& worker() noexcept { return *rt_->workers[0]; }
+    /// mbufs of the test pool not yet returned (in flight or leaked).
+    [[nodiscard]] unsigned mbufs_in_use() const;
+    [[nodiscard]] rte_ring* tx_ring() const noexcept { return tx_; }
+
+private:
+    std::string name_;
+    std::string error_;
+    rte_ring* rx_ = nullptr;
+    rte_ring* tx_ = nullptr;
+    rte_mempool* pool_ = nullptr;
+    uint16_t port_ = 0;
+    mac mac_{};
+    std::unique_ptr<dataplane::dataplane_runtime> rt_;
+};
+
+}  // namespace sbc::test
