@@ -46,6 +46,7 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
         }
         m->l2_len = l2;
         m->vlan_tci = vlan;
+        m->port = port;  // the stages reply on m->port; not every PMD sets it (net_ring does not)
         if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
             ipv4.push(m, ifc);
         } else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
