@@ -1,0 +1,41 @@
+// Builds an outgoing message from a received one plus proxy edits (push/pop the top Via,
+// add Record-Route, replace the Request-URI, decrement Max-Forwards, replace the body and
+// fix Content-Length) in one pass into a caller-provided buffer, which may be the
+// received buffer itself with headroom in front. Any thread; no heap, no exceptions.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "sip-fastpath/sip_message.h"
+#include "sip-fastpath/sip_writer.h"
+
+namespace sbc::sip {
+
+/// Edits to apply; every view must stay valid during edit() and must not point into the
+/// bytes being rewritten. Defaults change nothing.
+struct edits {
+  bool pop_via = false;                  // remove the top Via value (responses)
+  std::string_view push_via;             // Via value to add on top, e.g. "SIP/2.0/UDP h;branch=z9hG4bK1"
+  std::string_view record_route;         // Record-Route value to add on top, e.g. "<sip:h;lr>"
+  std::string_view request_uri;          // new Request-URI (requests)
+  bool decrement_max_forwards = false;   // adds "Max-Forwards: 70" when absent (RFC 3261 16.6)
+  bool replace_body = false;
+  std::string_view body;                 // with replace_body
+  std::string_view content_type;         // with replace_body: new Content-Type, empty: keep
+};
+
+/// Writes m with `e` applied into out and returns its length. The output always carries a
+/// Content-Length equal to its body; bytes after the declared body are not copied.
+///
+/// In place: out may contain m.raw (received at out.data() + headroom); the edit then
+/// succeeds only when no write overtakes input not yet read, else error::no_space.
+///
+/// Errors: error::no_space (does not fit), the message's own first_error when it has no
+/// valid start line or header block, missing_via for pop_via without a Via,
+/// bad_max_forwards when decrementing a Max-Forwards of 0, bad_request_uri when asked to
+/// replace the Request-URI of a response.
+write_result edit(const message& m, const edits& e, std::span<char> out) noexcept;
+
+}  // namespace sbc::sip

@@ -1,0 +1,36 @@
+// Header value checks shared by the parser's fast pass and check_message()'s full pass:
+// comma-separated Via and name-addr lists. Any thread; no heap, no exceptions.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "sip-fastpath/sip_error.h"
+#include "sip-fastpath/sip_uri.h"
+
+namespace sbc::sip {
+
+/// Where checks record problems: a set plus the first one found.
+struct error_sink {
+  error_set& set;
+  error& first;
+  void add(error e) noexcept {
+    if (e == error::none) return;
+    if (first == error::none) first = e;
+    set.add(e);
+  }
+};
+
+uint32_t skip_ws(std::string_view b, uint32_t p, uint32_t e) noexcept;
+
+/// Walks the comma-separated elements of a name-addr header value. With `single`, a
+/// second element is the `dup` error and the first is parsed into *single. With
+/// check_uri false URIs are located, not validated.
+void check_name_addr_header(error_sink& es, std::string_view b, span v, error bad, error dup,
+                            name_addr* single, bool check_uri) noexcept;
+
+/// Checks a Via header value: the first element only, or all of them. The first element
+/// goes to *top_out when given. False when a problem was recorded.
+bool check_via(error_sink& es, std::string_view b, span v, via* top_out, bool all) noexcept;
+
+}  // namespace sbc::sip

@@ -1,0 +1,134 @@
+// The parsed form of one SIP message: start line, an index of every header by offsets,
+// the decoded values a proxy needs, the body, and every problem found. parse() fills it
+// in one pass over the caller's buffer. Any thread; no heap, no exceptions.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "sip-fastpath/sip_error.h"
+#include "sip-fastpath/sip_span.h"
+#include "sip-fastpath/sip_uri.h"
+
+namespace sbc::sip {
+
+/// Header lines indexed per message; one more is error::too_many_headers.
+inline constexpr std::size_t max_headers = 64;
+
+enum class method : uint8_t {
+  unknown, invite, ack, bye, cancel, options, register_, prack, subscribe, notify,
+  publish, info, refer, message, update,
+};
+
+/// Headers the engine knows by name (long or compact form); the rest are `other`.
+enum class header_id : uint8_t {
+  other, via, from, to, call_id, cseq, contact, content_length, content_type, max_forwards,
+  route, record_route, expires, proxy_require, require, supported, content_encoding, subject,
+  event, allow_events, refer_to, referred_by, session_expires, identity, accept_contact,
+  reject_contact, request_disposition, retry_after, reason, allow, user_agent, server,
+  unsupported,
+};
+
+enum class message_kind : uint8_t { invalid, request, response };
+
+/// One header line (a folded header is one line). `value` is trimmed of outer LWS and
+/// may contain folds (CRLF + SP/HT): consumers treat them as white space.
+struct header {
+  span name;
+  span value;
+  span line;  // the whole header line including its line end
+  header_id id = header_id::other;
+};
+
+inline constexpr uint8_t no_header = 0xff;
+
+struct message {
+  std::string_view raw;  // the buffer parsed; every span points into it
+  message_kind kind = message_kind::invalid;
+  method req_method = method::unknown;
+  uint16_t status = 0;
+  span start_line;  // without its line end
+  span method_text;
+  span request_uri;
+  span version;
+  span reason;      // reason phrase of a response
+  uri ruri;         // parsed Request-URI (requests)
+
+  uint8_t header_count = 0;
+  header headers[max_headers];
+
+  // Index into headers[] of the first occurrence, or no_header.
+  uint8_t h_via = no_header;
+  uint8_t h_from = no_header;
+  uint8_t h_to = no_header;
+  uint8_t h_call_id = no_header;
+  uint8_t h_cseq = no_header;
+  uint8_t h_max_forwards = no_header;
+  uint8_t h_content_length = no_header;
+  uint8_t h_content_type = no_header;
+  uint8_t h_proxy_require = no_header;
+  uint8_t h_record_route = no_header;
+  uint8_t h_route = no_header;
+  uint8_t h_contact = no_header;
+  uint8_t h_expires = no_header;
+
+  uint32_t cseq = 0;
+  method cseq_method = method::unknown;
+  span cseq_method_text;
+  int16_t max_forwards = -1;  // -1: absent or malformed
+  int64_t expires = -1;       // -1: absent or malformed
+  uint32_t content_length = 0;
+  bool has_content_length = false;
+
+  via top_via;   // first element of the first Via header
+  bool has_top_via = false;
+  name_addr from;
+  name_addr to;
+
+  uint32_t headers_end = 0;  // offset of the first body byte (after the empty line)
+  span body;                 // Content-Length bytes; bytes after it are ignored
+
+  error_set errors;
+  error first_error = error::none;  // the first problem found, for counters and Reason
+
+  [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
+  [[nodiscard]] bool is_request() const noexcept { return kind == message_kind::request; }
+  [[nodiscard]] bool is_response() const noexcept { return kind == message_kind::response; }
+  [[nodiscard]] std::string_view text(span s) const noexcept { return s.in(raw); }
+  [[nodiscard]] const header* find(header_id id) const noexcept {
+    for (unsigned i = 0; i < header_count; ++i)
+      if (headers[i].id == id) return &headers[i];
+    return nullptr;
+  }
+  [[nodiscard]] std::string_view call_id() const noexcept {
+    return h_call_id == no_header ? std::string_view{} : text(headers[h_call_id].value);
+  }
+};
+
+/// Parses one SIP message (one UDP datagram's payload) into `out`, which must stay
+/// alongside `buf` (it holds offsets into it). Never reads outside buf, never allocates,
+/// never throws. Returns out.first_error (error::none when the message is valid).
+///
+/// Structural errors (empty, too_large, bad_start_line, headers_truncated,
+/// too_many_headers, bad_header_line) stop the parse; every other problem is recorded in
+/// out.errors and parsing continues so that all problems can be reported.
+error parse(std::string_view buf, message& out) noexcept;
+
+/// The full grammar check that parse() leaves out of its fast pass: every Via element,
+/// the URIs of From and To, and every Contact, Route and Record-Route element. Returns
+/// the problems found (none: an empty set); `first` gets the first of them. Pure.
+error_set check_message(const message& m, error& first) noexcept;
+
+/// Method from its name (case-sensitive, RFC 3261 section 7.1); method::unknown otherwise.
+method method_from_name(std::string_view name) noexcept;
+/// Canonical name of a known method; empty for method::unknown.
+std::string_view method_name(method m) noexcept;
+/// Header id of a header name (long or compact form, any case).
+header_id header_from_name(std::string_view name) noexcept;
+/// Fast path for the parser: when p (avail bytes) starts with a known header name followed
+/// by ':' or white space, returns its id and sets len; header_id::other otherwise.
+header_id match_header_name(const char* p, uint32_t avail, uint32_t& len) noexcept;
+/// Canonical long name ("Call-ID"); empty for header_id::other.
+std::string_view header_name(header_id id) noexcept;
+
+}  // namespace sbc::sip

@@ -1,0 +1,327 @@
+// One-pass SIP message parser: start line, header index, per-header checks, framing.
+// Any thread; no heap, no exceptions; never reads outside the buffer it is given.
+#include <cstring>
+
+#include "sip-fastpath/sip_message.h"
+#include "sip-fastpath/sip_header_checks.h"
+#include "sip-fastpath/sip_numbers.h"
+
+namespace sbc::sip {
+namespace {
+
+void add(message& m, error e) noexcept {
+  if (m.first_error == error::none) m.first_error = e;
+  m.errors.add(e);
+}
+
+error_sink sink(message& m) noexcept { return error_sink{m.errors, m.first_error}; }
+
+error fail(message& m, error e) noexcept {
+  add(m, e);
+  return m.first_error;
+}
+
+void reset(message& m, std::string_view buf) noexcept {
+  // Field by field: the header array is left as is, header_count says what is valid.
+  m.raw = buf;
+  m.kind = message_kind::invalid;
+  m.req_method = method::unknown;
+  m.status = 0;
+  m.start_line = m.method_text = m.request_uri = m.version = m.reason = span{};
+  m.ruri = uri{};
+  m.header_count = 0;
+  m.h_via = m.h_from = m.h_to = m.h_call_id = m.h_cseq = m.h_max_forwards = no_header;
+  m.h_content_length = m.h_content_type = m.h_proxy_require = m.h_record_route = no_header;
+  m.h_route = m.h_contact = m.h_expires = no_header;
+  m.cseq = 0;
+  m.cseq_method = method::unknown;
+  m.cseq_method_text = span{};
+  m.max_forwards = -1;
+  m.expires = -1;
+  m.content_length = 0;
+  m.has_content_length = false;
+  m.has_top_via = false;
+  m.headers_end = 0;
+  m.body = span{};
+  m.errors = error_set{};
+  m.first_error = error::none;
+}
+
+// "SIP/2.0" -> true; "SIP/x.y" -> sets *known=false; anything else -> false.
+bool check_version(std::string_view v, bool& known) noexcept {
+  if (v.size() < 7 || !eq_lower(v.substr(0, 3), "sip") || v[3] != '/') return false;
+  std::size_t dot = v.find('.', 4);
+  if (dot == std::string_view::npos || dot == 4 || dot + 1 == v.size()) return false;
+  for (std::size_t i = 4; i < v.size(); ++i)
+    if (i != dot && !chars::is(v[i], chars::digit)) return false;
+  known = v.substr(4) == "2.0";
+  return true;
+}
+
+bool parse_start_line(message& m, uint32_t le) noexcept {
+  std::string_view b = m.raw;
+  if (le >= 4 && eq_lower(b.substr(0, 3), "sip") && b[3] == '/') {
+    // Status-Line = SIP-Version SP Status-Code SP Reason-Phrase
+    uint32_t sp = 4;
+    while (sp < le && b[sp] != ' ') ++sp;
+    m.version = make_span(0, sp);
+    bool known = false;
+    if (!check_version(m.version.in(b), known)) return false;
+    // three digits, then SP and the reason phrase (a missing SP before an empty phrase is
+    // tolerated)
+    if (sp + 4 > le) return false;
+    if (sp + 4 < le && b[sp + 4] != ' ') return false;
+    uint32_t code = 0;
+    for (uint32_t i = sp + 1; i < sp + 4; ++i)
+      if (!chars::is(b[i], chars::digit)) return false;
+    parse_uint(b.substr(sp + 1, 3), 999, code);
+    m.kind = message_kind::response;
+    m.status = static_cast<uint16_t>(code);
+    m.reason = sp + 4 < le ? make_span(sp + 5, le) : make_span(le, le);
+    if (!known) add(m, error::bad_version);
+    if (code < 100 || code > 699) add(m, error::bad_status_code);
+    return true;
+  }
+  // Request-Line = Method SP Request-URI SP SIP-Version
+  uint32_t p = 0;
+  while (p < le && chars::is(b[p], chars::token)) ++p;
+  if (p == 0 || p >= le || b[p] != ' ') return false;
+  m.method_text = make_span(0, p);
+  uint32_t ub = ++p;
+  const void* sp = std::memchr(b.data() + ub, ' ', le - ub);
+  if (sp == nullptr) return false;
+  p = static_cast<uint32_t>(static_cast<const char*>(sp) - b.data());
+  if (p == ub) return false;
+  m.request_uri = make_span(ub, p);
+  m.version = make_span(p + 1, le);
+  bool known = false;
+  if (!check_version(m.version.in(b), known)) return false;
+  m.kind = message_kind::request;
+  m.req_method = method_from_name(m.method_text.in(b));
+  if (!known) add(m, error::bad_version);
+  // parse_uri admits only URI bytes, so control bytes and white space are rejected there.
+  if (!parse_uri(b, m.request_uri, m.ruri)) add(m, error::bad_request_uri);
+  return true;
+}
+
+void parse_cseq(message& m, span v) noexcept {
+  std::string_view b = m.raw;
+  uint32_t p = v.off;
+  const uint32_t e = v.end();
+  while (p < e && chars::is(b[p], chars::digit)) ++p;
+  uint32_t n = 0;
+  if (p == v.off || !parse_uint(b.substr(v.off, p - v.off), 0xffffffffU, n)) {
+    add(m, error::bad_cseq);
+    return;
+  }
+  uint32_t ws = p;
+  while (p < e && chars::is(b[p], chars::ws)) ++p;
+  uint32_t mb = p;
+  while (p < e && chars::is(b[p], chars::token)) ++p;
+  if (ws == mb || mb == p || p != e) {
+    add(m, error::bad_cseq);
+    return;
+  }
+  m.cseq = n;
+  m.cseq_method_text = make_span(mb, p);
+  m.cseq_method = method_from_name(m.cseq_method_text.in(b));
+}
+
+void check_call_id(message& m, span v) noexcept {
+  std::string_view b = m.raw;
+  bool ok = !v.empty();
+  unsigned ats = 0;
+  for (uint32_t i = v.off; i < v.end() && ok; ++i) {
+    char c = b[i];
+    if (c == '@') {
+      ++ats;
+    } else if (!chars::is(c, chars::word)) {
+      ok = false;
+    }
+  }
+  if (!ok || ats > 1) add(m, error::bad_call_id);
+}
+
+// True when a single-value header is seen again (records the duplicate error).
+bool seen(message& m, uint8_t& slot, uint8_t index, error dup) noexcept {
+  if (slot != no_header) {
+    add(m, dup);
+    return true;
+  }
+  slot = index;
+  return false;
+}
+
+void index_header(message& m, uint8_t i) noexcept {
+  header& h = m.headers[i];
+  std::string_view b = m.raw;
+  switch (h.id) {
+    case header_id::via:
+      if (m.h_via == no_header) {
+        error_sink es = sink(m);
+        m.has_top_via = check_via(es, b, h.value, &m.top_via, false);
+      }
+      if (m.h_via == no_header) m.h_via = i;
+      break;
+    case header_id::from:
+      if (!seen(m, m.h_from, i, error::duplicate_from)) {
+        error_sink es = sink(m);
+        check_name_addr_header(es, b, h.value, error::bad_from, error::duplicate_from, &m.from,
+                               false);
+      }
+      break;
+    case header_id::to:
+      if (!seen(m, m.h_to, i, error::duplicate_to)) {
+        error_sink es = sink(m);
+        check_name_addr_header(es, b, h.value, error::bad_to, error::duplicate_to, &m.to, false);
+      }
+      break;
+    case header_id::call_id:
+      if (!seen(m, m.h_call_id, i, error::duplicate_call_id)) check_call_id(m, h.value);
+      break;
+    case header_id::cseq:
+      if (!seen(m, m.h_cseq, i, error::duplicate_cseq)) parse_cseq(m, h.value);
+      break;
+    case header_id::max_forwards:
+      if (!seen(m, m.h_max_forwards, i, error::duplicate_max_forwards)) {
+        uint32_t v = 0;
+        if (parse_uint(b, h.value, 255, v)) {
+          m.max_forwards = static_cast<int16_t>(v);
+        } else {
+          add(m, error::bad_max_forwards);
+        }
+      }
+      break;
+    case header_id::content_length:
+      if (!seen(m, m.h_content_length, i, error::duplicate_content_length)) {
+        uint32_t v = 0;
+        if (parse_uint(b, h.value, 0xffffffffU, v)) {
+          m.content_length = v;
+          m.has_content_length = true;
+        } else {
+          add(m, error::bad_content_length);
+        }
+      }
+      break;
+    case header_id::expires:
+      if (m.h_expires == no_header) {
+        m.h_expires = i;
+        uint32_t v = 0;
+        if (parse_uint(b, h.value, 0xffffffffU, v)) {
+          m.expires = v;
+        } else {
+          add(m, error::bad_expires);
+        }
+      }
+      break;
+    case header_id::contact:
+      if (m.h_contact == no_header) m.h_contact = i;
+      break;
+    case header_id::route:
+      if (m.h_route == no_header) m.h_route = i;
+      break;
+    case header_id::record_route:
+      if (m.h_record_route == no_header) m.h_record_route = i;
+      break;
+    case header_id::content_type:
+      if (m.h_content_type == no_header) m.h_content_type = i;
+      break;
+    case header_id::proxy_require:
+      if (m.h_proxy_require == no_header) m.h_proxy_require = i;
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+error parse(std::string_view buf, message& m) noexcept {
+  reset(m, buf);
+  if (buf.empty()) return fail(m, error::empty);
+  if (buf.size() > max_message_size) return fail(m, error::too_large);
+  const char* d = buf.data();
+  const auto n = static_cast<uint32_t>(buf.size());
+
+  const void* nl = std::memchr(d, '\n', n);
+  if (nl == nullptr) return fail(m, error::headers_truncated);
+  uint32_t pos = static_cast<uint32_t>(static_cast<const char*>(nl) - d);
+  uint32_t le = pos;
+  if (le > 0 && d[le - 1] == '\r') --le;
+  m.start_line = make_span(0, le);
+  if (!parse_start_line(m, le)) return fail(m, error::bad_start_line);
+  ++pos;
+
+  // Headers: each line is found with memchr; a line starting with SP/HT continues the
+  // previous one (folding). Bare LF line ends are accepted as well as CRLF.
+  for (;;) {
+    if (pos >= n) return fail(m, error::headers_truncated);
+    char c = d[pos];
+    if (c == '\n') {
+      ++pos;
+      break;
+    }
+    if (c == '\r') {
+      if (pos + 1 >= n) return fail(m, error::headers_truncated);
+      if (d[pos + 1] == '\n') {
+        pos += 2;
+        break;
+      }
+    }
+    uint32_t name_len = 0;
+    header_id id = match_header_name(d + pos, n - pos, name_len);
+    uint32_t name_end = pos + name_len;
+    if (id == header_id::other) {
+      while (name_end < n && chars::is(d[name_end], chars::token)) ++name_end;
+      if (name_end == pos) return fail(m, error::bad_header_line);
+    }
+    uint32_t colon = name_end;
+    while (colon < n && (d[colon] == ' ' || d[colon] == '\t')) ++colon;
+    if (colon >= n) return fail(m, error::headers_truncated);
+    if (d[colon] != ':') return fail(m, error::bad_header_line);
+
+    const void* lf = std::memchr(d + colon, '\n', n - colon);
+    if (lf == nullptr) return fail(m, error::headers_truncated);
+    uint32_t eol = static_cast<uint32_t>(static_cast<const char*>(lf) - d);
+    while (eol + 1 < n && (d[eol + 1] == ' ' || d[eol + 1] == '\t')) {
+      lf = std::memchr(d + eol + 1, '\n', n - eol - 1);
+      if (lf == nullptr) return fail(m, error::headers_truncated);
+      eol = static_cast<uint32_t>(static_cast<const char*>(lf) - d);
+    }
+    if (m.header_count == max_headers) return fail(m, error::too_many_headers);
+    uint8_t i = m.header_count++;
+    header& h = m.headers[i];
+    h.name = make_span(pos, name_end);
+    h.value = trim(buf, make_span(colon + 1, eol));
+    h.line = make_span(pos, eol + 1);
+    h.id = id;
+    index_header(m, i);
+    pos = eol + 1;
+  }
+  m.headers_end = pos;
+
+  // Framing over UDP: Content-Length bytes of body; what follows them is ignored.
+  uint32_t avail = n - pos;
+  if (m.has_content_length) {
+    if (m.content_length > avail) {
+      add(m, error::body_truncated);
+      m.body = make_span(pos, n);
+    } else {
+      m.body = make_span(pos, pos + m.content_length);
+    }
+  } else {
+    m.body = make_span(pos, n);
+  }
+
+  if (m.h_via == no_header) add(m, error::missing_via);
+  if (m.h_from == no_header) add(m, error::missing_from);
+  if (m.h_to == no_header) add(m, error::missing_to);
+  if (m.h_call_id == no_header) add(m, error::missing_call_id);
+  if (m.h_cseq == no_header) add(m, error::missing_cseq);
+  if (m.is_request() && !m.cseq_method_text.empty() &&
+      m.cseq_method_text.in(buf) != m.method_text.in(buf))
+    add(m, error::cseq_method_mismatch);
+  return m.first_error;
+}
+
+}  // namespace sbc::sip

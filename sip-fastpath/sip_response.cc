@@ -1,0 +1,115 @@
+// Response builder per RFC 3261 section 8.2.6. Any thread; no heap, no exceptions.
+#include "sip-fastpath/sip_response.h"
+
+namespace sbc::sip {
+
+std::string_view default_reason(uint16_t code) noexcept {
+  switch (code) {
+    case 100: return "Trying";
+    case 180: return "Ringing";
+    case 181: return "Call Is Being Forwarded";
+    case 182: return "Queued";
+    case 183: return "Session Progress";
+    case 200: return "OK";
+    case 202: return "Accepted";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 407: return "Proxy Authentication Required";
+    case 408: return "Request Timeout";
+    case 410: return "Gone";
+    case 413: return "Request Entity Too Large";
+    case 414: return "Request-URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 416: return "Unsupported URI Scheme";
+    case 420: return "Bad Extension";
+    case 421: return "Extension Required";
+    case 423: return "Interval Too Brief";
+    case 480: return "Temporarily Unavailable";
+    case 481: return "Call/Transaction Does Not Exist";
+    case 482: return "Loop Detected";
+    case 483: return "Too Many Hops";
+    case 484: return "Address Incomplete";
+    case 485: return "Ambiguous";
+    case 486: return "Busy Here";
+    case 487: return "Request Terminated";
+    case 488: return "Not Acceptable Here";
+    case 491: return "Request Pending";
+    case 500: return "Server Internal Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Server Time-out";
+    case 505: return "Version Not Supported";
+    case 513: return "Message Too Large";
+    case 600: return "Busy Everywhere";
+    case 603: return "Decline";
+    case 604: return "Does Not Exist Anywhere";
+    case 606: return "Not Acceptable";
+    default: break;
+  }
+  switch (code / 100) {
+    case 1: return "Trying";
+    case 2: return "OK";
+    case 3: return "Redirect";
+    case 4: return "Client Error";
+    case 5: return "Server Error";
+    default: return "Global Failure";
+  }
+}
+
+write_result build_response(const message& req, const response_spec& spec,
+                            std::span<char> out) noexcept {
+  if (spec.code < 100 || spec.code > 699) return {error::bad_status_code, 0};
+  if (!req.is_request()) return {req.first_error == error::none ? error::bad_start_line
+                                                                : req.first_error, 0};
+  if (req.h_via == no_header) return {error::missing_via, 0};
+  if (req.h_from == no_header) return {error::missing_from, 0};
+  if (req.h_to == no_header) return {error::missing_to, 0};
+  if (req.h_call_id == no_header) return {error::missing_call_id, 0};
+  if (req.h_cseq == no_header) return {error::missing_cseq, 0};
+
+  const std::string_view raw = req.raw;
+  writer w(out);
+  w.put("SIP/2.0 ");
+  w.put_uint(spec.code);
+  w.put(" ");
+  w.put(spec.reason.empty() ? default_reason(spec.code) : spec.reason);
+  w.put("\r\n");
+  // Every Via line in order, values as received (RFC 3261 section 8.2.6.2).
+  for (unsigned i = 0; i < req.header_count; ++i) {
+    if (req.headers[i].id != header_id::via) continue;
+    w.put("Via: ");
+    w.put(req.headers[i].value.in(raw));
+    w.put("\r\n");
+  }
+  w.put("From: ");
+  w.put(req.headers[req.h_from].value.in(raw));
+  w.put("\r\nTo: ");
+  w.put(req.headers[req.h_to].value.in(raw));
+  if (spec.code > 100 && !req.to.has_tag && !spec.to_tag.empty()) {
+    w.put(";tag=");
+    w.put(spec.to_tag);
+  }
+  w.put("\r\nCall-ID: ");
+  w.put(req.headers[req.h_call_id].value.in(raw));
+  w.put("\r\nCSeq: ");
+  w.put(req.headers[req.h_cseq].value.in(raw));
+  w.put("\r\n");
+  if (!spec.unsupported.empty()) {
+    w.put("Unsupported: ");
+    w.put(spec.unsupported);
+    w.put("\r\n");
+  }
+  if (spec.has_retry_after) {
+    w.put("Retry-After: ");
+    w.put_uint(spec.retry_after);
+    w.put("\r\n");
+  }
+  w.put("Content-Length: 0\r\n\r\n");
+  return w.result();
+}
+
+}  // namespace sbc::sip

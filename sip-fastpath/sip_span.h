@@ -1,0 +1,119 @@
+// Offsets into a received SIP message, and the byte classes and helpers that the
+// parser, URI parser and editor share. Any thread; no heap, no exceptions.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace sbc::sip {
+
+/// Largest message the engine handles; offsets are 16-bit (a UDP datagram fits).
+inline constexpr std::size_t max_message_size = 65535;
+
+/// A byte range of the message buffer: offset and length, never a copy.
+struct span {
+  uint16_t off = 0;
+  uint16_t len = 0;
+
+  [[nodiscard]] constexpr bool empty() const noexcept { return len == 0; }
+  [[nodiscard]] constexpr uint32_t end() const noexcept { return uint32_t{off} + len; }
+  [[nodiscard]] constexpr std::string_view in(std::string_view buf) const noexcept {
+    return buf.substr(off, len);
+  }
+  friend constexpr bool operator==(span, span) = default;
+};
+
+constexpr span make_span(std::size_t begin, std::size_t end) noexcept {
+  return span{static_cast<uint16_t>(begin), static_cast<uint16_t>(end - begin)};
+}
+
+namespace chars {
+
+enum : uint16_t {
+  token = 1,     // RFC 3261 token
+  ws = 2,        // SP HT CR LF (LWS once folded)
+  word = 4,      // RFC 3261 word (Call-ID)
+  digit = 8,
+  uric = 16,     // bytes allowed in a URI (unreserved, reserved, escape)
+  hexdig = 32,
+  user = 64,     // URI user part: unreserved, '%', user-unreserved "&=+$,;?/"
+  password = 128,  // unreserved, '%', "&=+$,"
+  uparam = 256,  // URI parameters incl. separators: unreserved, '%', "[]/:&+$;="
+  uheader = 512,   // URI headers: unreserved, '%', "[]/?:+$&="
+  pvalue = 1024,   // header parameter names and unquoted values: token plus "[]:/&$"
+  hostc = 2048,    // hostname, IPv4, IPv6 reference bytes: alnum "-._:[]"
+};
+
+constexpr bool in(char c, std::string_view set) {
+  for (char x : set)
+    if (x == c) return true;
+  return false;
+}
+
+constexpr std::array<uint16_t, 256> make_table() {
+  std::array<uint16_t, 256> t{};
+  for (int i = 0; i < 256; ++i) {
+    const char c = static_cast<char>(i);
+    uint16_t v = 0;
+    const bool alnum = (i >= 'a' && i <= 'z') || (i >= 'A' && i <= 'Z') || (i >= '0' && i <= '9');
+    const bool unreserved = alnum || in(c, "-_.!~*'()");
+    if (alnum || in(c, "-.!%*_+`'~")) v |= token;
+    if (in(c, " \t\r\n")) v |= ws;
+    if (alnum || in(c, "-.!%*_+`'~()<>:\\\"/[]?{}")) v |= word;
+    if (i >= '0' && i <= '9') v |= digit;
+    if (alnum || in(c, "-_.!~*'()%;/?:@&=+$,[]")) v |= uric;
+    if ((i >= '0' && i <= '9') || (i >= 'a' && i <= 'f') || (i >= 'A' && i <= 'F')) v |= hexdig;
+    if (unreserved || in(c, "%&=+$,;?/")) v |= user;
+    if (unreserved || in(c, "%&=+$,")) v |= password;
+    if (unreserved || in(c, "%[]/:&+$;=")) v |= uparam;
+    if (unreserved || in(c, "%[]/?:+$&=")) v |= uheader;
+    if ((v & token) != 0 || in(c, "[]:/&$")) v |= pvalue;
+    if (alnum || in(c, "-._:[]")) v |= hostc;
+    t[static_cast<std::size_t>(i)] = v;
+  }
+  return t;
+}
+
+inline constexpr std::array<uint16_t, 256> table = make_table();
+
+constexpr bool is(char c, uint16_t cls) noexcept {
+  return (table[static_cast<unsigned char>(c)] & cls) != 0;
+}
+
+}  // namespace chars
+
+/// Case-insensitive equality of a token against a lowercase literal. Valid for token
+/// bytes only: OR-ing 0x20 maps no other token byte onto a lowercase letter or '-'.
+constexpr bool eq_lower(std::string_view s, std::string_view lower) noexcept {
+  if (s.size() != lower.size()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) | 0x20U) != static_cast<unsigned char>(lower[i]))
+      return false;
+  return true;
+}
+
+/// General ASCII case-insensitive equality.
+constexpr bool eq_nocase(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    unsigned char x = static_cast<unsigned char>(a[i]);
+    unsigned char y = static_cast<unsigned char>(b[i]);
+    if (x >= 'A' && x <= 'Z') x = static_cast<unsigned char>(x | 0x20U);
+    if (y >= 'A' && y <= 'Z') y = static_cast<unsigned char>(y | 0x20U);
+    if (x != y) return false;
+  }
+  return true;
+}
+
+/// Span with leading and trailing linear white space (including folds) removed.
+constexpr span trim(std::string_view buf, span s) noexcept {
+  uint32_t b = s.off;
+  uint32_t e = s.end();
+  while (b < e && chars::is(buf[b], chars::ws)) ++b;
+  while (e > b && chars::is(buf[e - 1], chars::ws)) --e;
+  return make_span(b, e);
+}
+
+}  // namespace sbc::sip

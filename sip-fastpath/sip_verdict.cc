@@ -1,0 +1,97 @@
+// Proxy verdict over a parsed message (RFC 3261 section 16.3). Any thread; no heap, no
+// exceptions.
+#include "sip-fastpath/sip_verdict.h"
+
+namespace sbc::sip {
+namespace {
+
+constexpr uint64_t bit(error e) { return uint64_t{1} << static_cast<unsigned>(e); }
+
+// Problems that leave nothing to build a response from (or nowhere to send it).
+constexpr uint64_t unanswerable =
+    bit(error::empty) | bit(error::too_large) | bit(error::bad_start_line) |
+    bit(error::headers_truncated) | bit(error::too_many_headers) |
+    bit(error::bad_header_line) | bit(error::missing_via) | bit(error::missing_from) |
+    bit(error::missing_to) | bit(error::missing_call_id) | bit(error::missing_cseq);
+
+verdict respond(uint16_t code, std::string_view reason, error cause) noexcept {
+  verdict v;
+  v.act = action::respond;
+  v.code = code;
+  v.reason = reason;
+  v.cause = cause;
+  return v;
+}
+
+verdict drop(error cause) noexcept {
+  verdict v;
+  v.act = action::drop;
+  v.cause = cause;
+  return v;
+}
+
+bool supported(std::string_view opt, std::span<const std::string_view> list) noexcept {
+  for (std::string_view s : list)
+    if (eq_nocase(s, opt)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string_view action_name(action a) noexcept {
+  switch (a) {
+    case action::forward: return "forward";
+    case action::respond: return "respond";
+    case action::drop: return "drop";
+  }
+  return "drop";
+}
+
+verdict proxy_verdict(const message& m, const proxy_policy& policy) noexcept {
+  if (m.kind == message_kind::invalid) return drop(m.first_error);
+  // The parser's fast pass plus the full grammar check.
+  error deep_first = error::none;
+  const error_set deep = check_message(m, deep_first);
+  const bool ok = m.ok() && deep.empty();
+  const error first = m.first_error != error::none ? m.first_error : deep_first;
+  if (m.is_response()) {
+    // Nobody to answer a response to: anything wrong with it, including a status code
+    // outside 100-699, drops it.
+    if (!ok) return drop(first);
+    verdict v;
+    v.act = action::forward;
+    return v;
+  }
+  if ((m.errors.bits & unanswerable) != 0 || !m.has_top_via) {
+    error cause = m.first_error;
+    if (cause == error::none) cause = error::bad_via;
+    return drop(cause);
+  }
+  // RFC 3261 section 17: an ACK never gets a response.
+  if (m.req_method == method::ack && !ok) return drop(first);
+  if (m.errors.has(error::bad_version))
+    return respond(505, "Version Not Supported", error::bad_version);
+  if (!ok) return respond(400, error_text(first), first);  // the reason names the problem
+  bool routable = m.ruri.scheme == uri_scheme::sip || m.ruri.scheme == uri_scheme::sips ||
+                  (policy.route_tel && m.ruri.scheme == uri_scheme::tel);
+  if (!routable) return respond(416, "Unsupported URI Scheme", error::none);
+  if (m.max_forwards == 0) return respond(483, "Too Many Hops", error::none);
+  for (unsigned i = 0; i < m.header_count; ++i) {
+    if (m.headers[i].id != header_id::proxy_require) continue;
+    value_iter it(m.raw, m.headers[i].value);
+    span opt;
+    error err = error::none;
+    while (it.next(opt, err)) {
+      if (!supported(opt.in(m.raw), policy.supported_options)) {
+        verdict v = respond(420, "Bad Extension", error::none);
+        v.unsupported = opt;
+        return v;
+      }
+    }
+  }
+  verdict v;
+  v.act = action::forward;
+  return v;
+}
+
+}  // namespace sbc::sip

@@ -1,0 +1,40 @@
+// What a proxy does with a parsed message: forward it, answer it with a status code, or
+// drop it. A pure function shared by the fast path and sbc-sipcheck.
+// Any thread; no heap, no exceptions.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "sip-fastpath/sip_message.h"
+
+namespace sbc::sip {
+
+enum class action : uint8_t { forward, respond, drop };
+
+/// Short stable name: "forward", "respond", "drop".
+std::string_view action_name(action a) noexcept;
+
+struct verdict {
+  action act = action::drop;
+  uint16_t code = 0;          // with action::respond
+  std::string_view reason;    // reason phrase for the response (static text)
+  error cause = error::none;  // the problem behind a respond/drop, for counters
+  span unsupported;           // with 420: the first Proxy-Require option not supported
+};
+
+/// What the proxy accepts; the defaults route sip and sips only.
+struct proxy_policy {
+  std::span<const std::string_view> supported_options;  // Proxy-Require values honoured
+  bool route_tel = false;  // accept tel: Request-URIs (otherwise 416)
+};
+
+/// Decides per RFC 3261 section 16.3, in its order: 505 unknown version, 400 malformed
+/// (reason names the first problem), 416 unroutable Request-URI scheme, 483 Max-Forwards
+/// 0, 420 unknown Proxy-Require option. Requests that cannot be answered (no Via, From,
+/// To, Call-ID or CSeq to build a response from, a broken start line) and any ACK with
+/// a problem are dropped; so are malformed responses and status codes outside 100-699.
+verdict proxy_verdict(const message& m, const proxy_policy& policy = {}) noexcept;
+
+}  // namespace sbc::sip
