@@ -111,7 +111,8 @@ sipp__child() {
 
 # sipp_uac_start DIR RATE CALLS MAX_SECONDS [SCENARIO] [SIPP_ARGS...]: callers from
 # 198.18.0.2 to the proxy at RATE calls/s, CALLS calls in all (-m), killed after
-# MAX_SECONDS; -trace_stat (1 s periods), -trace_rtt (every call), -trace_err in DIR.
+# MAX_SECONDS; -trace_stat (1 s periods), -trace_rtt (every call), -trace_err,
+# -trace_counts (messages per scenario step) and -trace_logs (scenario log actions) in DIR.
 # SCENARIO defaults to uac.xml; add e.g. -s SERVICE -d HOLD_MS. Sets SIPP_PID and
 # SIPP_WRAP_PID (wait for the latter: sipp_uac_wait).
 sipp_uac_start() {
@@ -124,7 +125,7 @@ sipp_uac_start() {
   ( cd "$dir" && exec timeout -s TERM -k 5 "$max" ip netns exec "$SIPP_NS_HOSTS" \
       "$SIPP_BIN" "$SIPP_PROXY_ADDR:5060" -sf "$scen" -i "$SIPP_CALLER" -p 5060 \
       -r "$rate" -m "$calls" -nostdin -recv_timeout 10000 \
-      -trace_stat -fd 1 -trace_rtt -rtt_freq 1 -trace_err \
+      -trace_stat -fd 1 -trace_rtt -rtt_freq 1 -trace_err -trace_counts -trace_logs \
       -max_recv_loops 10000 -max_sched_loops 10000 "$@" >"$dir/sipp.out" 2>&1 ) &
   SIPP_WRAP_PID=$!
   topo_track "$SIPP_WRAP_PID"
@@ -175,7 +176,18 @@ sipp_series() {
   [ -n "$f" ] || return 1
   awk -F';' 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "SuccessfulCall(C)") s = i; if ($i == "FailedCall(C)") f = i; if ($i == "ElapsedTime(C)") e = i } next }
              NF > 1 { split($e, t, ":"); sec = t[1] * 3600 + t[2] * 60 + t[3]
+                      if (4 in t) sec += t[4] / 1e6
                       printf "%.3f %d %d\n", sec, $s - ps, $f - pf; ps = $s; pf = $f }' "$f"
+}
+
+# sipp_bye_lost DIR: established calls whose BYE got 408/481/500/503 (uac.xml's "bye_lost"
+# path: the callee died during the call). They are not in FailedCall; see uac.xml.
+sipp_bye_lost() {
+  local f
+  f=$(ls -1 "$1"/*_counts.csv 2>/dev/null | head -n 1)
+  [ -n "$f" ] || { echo 0; return 1; }
+  awk -F';' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+_(408|481|500|503)_Recv$/) c[i] = 1; next }
+             NF > 1 { n = 0; for (i in c) n += $i; last = n } END { print last + 0 }' "$f"
 }
 
 # sipp_rtt_pcts DIR: prints "P50_MS P99_MS COUNT" of the setup times in the rtt file.
