@@ -13,7 +13,8 @@
 # `trap topo_cleanup EXIT INT TERM` in the calling script.
 #
 # Background processes are returned through variables, not through $(...) (a subshell would
-# lose the tracking): sipp_uas_start and sipp_uac_start set SIPP_PID (the sipp process
+# lose the tracking). SIPP_CPUS (e.g. 0) pins every SIPp to those CPUs with taskset.
+# sipp_uas_start and sipp_uac_start set SIPP_PID (the sipp process
 # itself) and SIPP_WRAP_PID (its `timeout` wrapper); kamailio_start sets KAMAILIO_PID.
 
 SIPP_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,8 +40,15 @@ KAMAILIO_PID=
 sipp_topology() {
   local mode=$1
   case "$mode" in sbcd|kamailio) ;; *) topo_log "sipp_topology: mode sbcd or kamailio, not '$mode'"; return 2;; esac
-  SIPP_PROXY_IF=$(topo_site hosts "$SIPP_CALLER/16" \
-    "${SIPP_REGION1[0]}/16" "${SIPP_REGION1[1]}/16" "${SIPP_REGION2[0]}/16" "${SIPP_REGION2[1]}/16") || return 1
+  # topo_site runs in this shell (not in $(...), where what it records for topo_cleanup
+  # would be lost); its output, the root-side interface, goes through a file.
+  local out
+  out=$(mktemp /tmp/sbc-sipp-if.XXXXXX)
+  if ! topo_site hosts "$SIPP_CALLER/16" "${SIPP_REGION1[0]}/16" "${SIPP_REGION1[1]}/16" \
+      "${SIPP_REGION2[0]}/16" "${SIPP_REGION2[1]}/16" >"$out"; then
+    rm -f "$out"; topo_log "sipp_topology: could not create the hosts site"; return 1
+  fi
+  SIPP_PROXY_IF=$(cat "$out"); rm -f "$out"
   SIPP_NS_HOSTS=$(topo_ns hosts)
   # topo_site runs the site's own tx-checksum change; make sure it took (real UDP checksums).
   ip netns exec "$SIPP_NS_HOSTS" ethtool -K "s${TOPO_ID}hostb" tx off >/dev/null 2>&1 || true
@@ -49,10 +57,10 @@ sipp_topology() {
     ip netns add "$SIPP_NS_PROXY" || return 1
     TOPO_NAMESPACES+=("$SIPP_NS_PROXY")
     ip link set "$SIPP_PROXY_IF" netns "$SIPP_NS_PROXY" || return 1
-    ip -n "$SIPP_NS_PROXY" link set lo up
-    ip -n "$SIPP_NS_PROXY" addr add "$SIPP_PROXY_ADDR/16" dev "$SIPP_PROXY_IF"
+    ip -n "$SIPP_NS_PROXY" link set lo up || return 1
+    ip -n "$SIPP_NS_PROXY" addr add "$SIPP_PROXY_ADDR/16" dev "$SIPP_PROXY_IF" || return 1
     ip netns exec "$SIPP_NS_PROXY" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
-    ip -n "$SIPP_NS_PROXY" link set "$SIPP_PROXY_IF" up
+    ip -n "$SIPP_NS_PROXY" link set "$SIPP_PROXY_IF" up || return 1
     ip netns exec "$SIPP_NS_PROXY" ethtool -K "$SIPP_PROXY_IF" tx off >/dev/null 2>&1 || true
   fi
   # Room for bursts at a few hundred calls/s (namespace-local socket buffer limits).
@@ -84,12 +92,12 @@ sipp_uas_start() {
   mkdir -p "$dir"
   scen=$(readlink -f "$scen")
   ( cd "$dir" && exec timeout -s TERM -k 5 "$max" ip netns exec "$SIPP_NS_HOSTS" \
-      "$SIPP_BIN" -sf "$scen" -i "$addr" -p 5060 -nostdin -trace_stat -fd 1 \
+      ${SIPP_CPUS:+taskset -c $SIPP_CPUS} "$SIPP_BIN" -sf "$scen" -i "$addr" -p 5060 -nostdin -trace_stat -fd 1 \
       ${SIPP_UAS_TRACE:+-trace_err -trace_msg} \
       -max_recv_loops 10000 -max_sched_loops 10000 "$@" >"$dir/sipp.out" 2>&1 ) &
   SIPP_WRAP_PID=$!
   topo_track "$SIPP_WRAP_PID"
-  sipp__child "$SIPP_WRAP_PID" || return 1
+  sipp__child "$SIPP_WRAP_PID" || { cat "$dir/sipp.out" >&2; return 1; }
   sipp_wait_port "$SIPP_NS_HOSTS" "$addr" 5060 || { cat "$dir/sipp.out" >&2; return 1; }
 }
 
@@ -123,13 +131,13 @@ sipp_uac_start() {
   mkdir -p "$dir"
   scen=$(readlink -f "$scen")
   ( cd "$dir" && exec timeout -s TERM -k 5 "$max" ip netns exec "$SIPP_NS_HOSTS" \
-      "$SIPP_BIN" "$SIPP_PROXY_ADDR:5060" -sf "$scen" -i "$SIPP_CALLER" -p 5060 \
+      ${SIPP_CPUS:+taskset -c $SIPP_CPUS} "$SIPP_BIN" "$SIPP_PROXY_ADDR:5060" -sf "$scen" -i "$SIPP_CALLER" -p 5060 \
       -r "$rate" -m "$calls" -nostdin -recv_timeout 10000 \
       -trace_stat -fd 1 -trace_rtt -rtt_freq 1 -trace_err -trace_counts -trace_logs \
       -max_recv_loops 10000 -max_sched_loops 10000 "$@" >"$dir/sipp.out" 2>&1 ) &
   SIPP_WRAP_PID=$!
   topo_track "$SIPP_WRAP_PID"
-  sipp__child "$SIPP_WRAP_PID"
+  sipp__child "$SIPP_WRAP_PID" || { cat "$dir/sipp.out" >&2; return 1; }
 }
 
 # sipp_uac_wait: waits for the UAC started last; returns SIPp's exit code (0 all calls
@@ -209,6 +217,7 @@ sipp_rtt_pcts() {
 kamailio_start() {
   local cfg=$1 dir=$2 cpu=${3:-1} list pin=()
   [ -n "$SIPP_NS_PROXY" ] || { topo_log "kamailio_start: topology is not in kamailio mode"; return 2; }
+  [ -x "$KAMAILIO_BIN" ] || { topo_log "kamailio_start: no $KAMAILIO_BIN (apt-get install kamailio)"; return 2; }
   cfg=$(readlink -f "$cfg")
   list="$(dirname "$cfg")/dispatcher.list"
   mkdir -p "$dir/run"

@@ -1,0 +1,346 @@
+#!/usr/bin/env bash
+# vs_kamailio.sh: the same SIPp callers and callees (scripts/sipp, one namespace, see
+# scripts/lib/sipp.sh) through sbcd and through Kamailio 5.6 (dispatcher + tm, configured
+# with sbc's retry rules: scripts/bench/kamailio/kamailio.cfg), on this machine, one core
+# for the proxy (Kamailio pinned with taskset; SIPp pinned to the other CPU).
+#
+# For each target:
+#  1. steady run: RATE calls/s for SECONDS s (uac.xml -> uas.xml, hold HOLD_MS) measuring
+#     CPU time per completed call (Kamailio: utime+stime of all its processes from /proc,
+#     after minus before; sbcd: the worker's busy cycles / TSC Hz, sbcd_cpu_seconds),
+#     failed calls, setup latency p50/p99 (INVITE sent -> 200 received, SIPp -trace_rtt).
+#  2. failover run: FO_RATE calls/s for FO_SECONDS s with both region1 peers up; the SIPp
+#     of peer 198.18.1.12 is killed (SIGKILL) half way: failed new calls, calls delayed by
+#     the failover and by how much, established calls lost on the dead peer (not failures
+#     of the proxy: their callee is gone). Per-second completed/failed calls and setup
+#     latency go to a CSV and to docs/img/failover-<target>.png (kill moment marked).
+# Last line: vs_kamailio: sbc_us_per_call=X kamailio_us_per_call=Y ratio=Z
+#            sbc_failover_failed=A kamailio_failover_failed=B    ("na": target not run)
+#
+# Needs: root (network namespaces), iproute2, ethtool, taskset, SIPp 3.6 (sip-tester),
+# kamailio 5.6 (Debian kamailio), python3-matplotlib (/usr/bin/python3), and for sbcd
+# build/sbcd and build/sbcctl. Every run is bounded (-m calls and a timeout); everything
+# started is killed by PID and the namespaces are removed on exit, also on failure.
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TARGET=both
+RATE=300
+SECONDS_RUN=60
+HOLD_MS=1000
+FO_RATE=50
+FO_SECONDS=30
+BUILD="$ROOT/build"
+OUT=
+PROXY_CPU=1
+SIPP_CPU=0
+PLOTS="$ROOT/docs/img"
+
+usage() {
+  cat <<EOF
+usage: $0 [--target kamailio|sbcd|both] [--rate N] [--seconds N] [options]
+
+Compares the CPU cost per call, failed calls, setup latency and failover behaviour of
+sbcd and Kamailio 5.6 with the same SIPp callers and callees (see the header of this file).
+
+  --target T             kamailio, sbcd or both (default $TARGET)
+  --rate N               steady-run offered load, calls/s (default $RATE)
+  --seconds N            steady-run duration, s (default $SECONDS_RUN)
+  --hold-ms N            call duration between ACK and BYE, ms (default $HOLD_MS)
+  --failover-rate N      failover-run load, calls/s (default $FO_RATE)
+  --failover-seconds N   failover-run duration, s; the peer dies half way (default $FO_SECONDS)
+  --build DIR            where sbcd and sbcctl are (default build/)
+  --out DIR              keep SIPp/Kamailio logs, CSVs here (default: a new folder in /tmp)
+  --plots DIR            where failover-<target>.png go (default docs/img)
+  --proxy-cpu N          CPU for the proxy (default $PROXY_CPU); SIPp gets --sipp-cpu ($SIPP_CPU)
+  -h, --help             this text
+EOF
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --target) TARGET=$2; shift 2;;
+    --rate) RATE=$2; shift 2;;
+    --seconds) SECONDS_RUN=$2; shift 2;;
+    --hold-ms) HOLD_MS=$2; shift 2;;
+    --failover-rate) FO_RATE=$2; shift 2;;
+    --failover-seconds) FO_SECONDS=$2; shift 2;;
+    --build) BUILD=$2; shift 2;;
+    --out) OUT=$2; shift 2;;
+    --plots) PLOTS=$2; shift 2;;
+    --proxy-cpu) PROXY_CPU=$2; shift 2;;
+    --sipp-cpu) SIPP_CPU=$2; shift 2;;
+    -h|--help) usage; exit 0;;
+    *) echo "vs_kamailio: unknown argument '$1' (see --help)" >&2; exit 2;;
+  esac
+done
+case "$TARGET" in kamailio|sbcd|both) ;; *) echo "vs_kamailio: --target kamailio, sbcd or both" >&2; exit 2;; esac
+for v in RATE SECONDS_RUN HOLD_MS FO_RATE FO_SECONDS; do
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "vs_kamailio: $v must be a positive integer" >&2; exit 2; }
+done
+[ "$(id -u)" -eq 0 ] || { echo "vs_kamailio: needs root (network namespaces)" >&2; exit 2; }
+command -v sipp >/dev/null || { echo "vs_kamailio: sipp not found (apt-get install sip-tester)" >&2; exit 2; }
+
+# shellcheck source=../lib/sipp.sh
+. "$ROOT/scripts/lib/sipp.sh"
+command -v taskset >/dev/null && SIPP_CPUS=$SIPP_CPU
+export SIPP_CPUS
+[ -n "$OUT" ] || OUT=$(mktemp -d /tmp/vs_kamailio.XXXXXX)
+mkdir -p "$OUT" "$PLOTS"
+OUT=$(readlink -f "$OUT")
+
+SBCD_SOCK=
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [ -n "${KAMAILIO_PID:-}" ]; then kamailio_stop || true; fi
+  if [ -n "${SBCD_PID:-}" ]; then sbcd_stop || true; fi
+  topo_cleanup
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+log() { printf 'vs_kamailio: %s\n' "$*" >&2; }
+
+# --- sbcd ----------------------------------------------------------------------------
+# sbcd_write_config FILE IFACE SOCK: sbcd config for the benchmark topology.
+# TODO(lead): add the trunk (198.18.0.1:5060, source 198.18.0.0/16), regions
+# (region1 = 198.18.1.11, .12; region2 = 198.18.2.21, .22), the peer group and the retry
+# policy (408 503 504, no-response 1000 ms) once sbcd proxies; keys in docs/config.md.
+sbcd_write_config() {
+  local file=$1 iface=$2 sock=$3
+  cat >"$file" <<EOF
+[node]
+name = "vs-kamailio"
+workers = 1
+control_socket = "$sock"
+
+[dpdk]
+no_huge = true
+memory_mb = 512
+mbufs_per_worker = 8191
+
+[[interface]]
+name = "hosts"
+device = "net_af_packet0,iface=$iface"
+address = "$SIPP_PROXY_ADDR/16"
+gateway = "198.18.0.254"
+vlan = 0
+media_ports = "20000-59999"
+EOF
+}
+
+# sbcd_cpu_seconds SOCK: seconds the worker(s) spent busy: .total.busy_cycles / .tsc_hz of
+# `sbcctl stats --json` (busy-polling makes the process's own CPU time useless).
+sbcd_cpu_seconds() {
+  "$BUILD/sbcctl" --socket "$1" stats --json | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("%.6f" % (d["total"]["busy_cycles"] / d["tsc_hz"]))'
+}
+
+# --- one proxy under test ------------------------------------------------------------
+# proxy_up TARGET DIR: topology for TARGET, then the proxy.
+proxy_up() {
+  local target=$1 dir=$2
+  mkdir -p "$dir"
+  if [ "$target" = kamailio ]; then
+    sipp_topology kamailio
+    kamailio_start "$ROOT/scripts/bench/kamailio/kamailio.cfg" "$dir/kamailio" "$PROXY_CPU"
+  else
+    [ -x "$BUILD/sbcd" ] && [ -x "$BUILD/sbcctl" ] || { log "no $BUILD/sbcd or sbcctl: build first"; return 1; }
+    sipp_topology sbcd
+    SBCD_SOCK="$dir/sbcd.sock"
+    sbcd_write_config "$dir/sbc.toml" "$SIPP_PROXY_IF" "$SBCD_SOCK"
+    sbcd_start "$BUILD" "$dir/sbc.toml" "$dir/sbcd.log"
+  fi
+}
+
+proxy_down() {
+  local target=$1
+  if [ "$target" = kamailio ]; then kamailio_stop; else sbcd_stop || true; fi
+  topo_cleanup
+}
+
+proxy_cpu_seconds() {
+  if [ "$1" = kamailio ]; then proc_tree_cpu_seconds "$KAMAILIO_PID"; else sbcd_cpu_seconds "$SBCD_SOCK"; fi
+}
+
+# peers_up DIR: uas.xml on the four peers; UAS_PIDS[addr] = sipp PID.
+declare -A UAS_PIDS UAS_WRAP_PIDS
+peers_up() {
+  local dir=$1 max=$2 a
+  for a in "${SIPP_REGION1[@]}" "${SIPP_REGION2[@]}"; do
+    sipp_uas_start "$a" uas.xml "$dir/uas-$a" "$max"
+    UAS_PIDS[$a]=$SIPP_PID
+    UAS_WRAP_PIDS[$a]=$SIPP_WRAP_PID
+  done
+}
+
+# rtt_summary DIR: "P50 P99 MAX SLOW" (ms; SLOW = setups over 500 ms) of the run in DIR.
+rtt_summary() {
+  local f
+  f=$(sipp_rtt_csv "$1")
+  [ -n "$f" ] || { echo "na na na 0"; return 0; }
+  awk -F';' 'NR > 1 && $2 ~ /^[0-9.]+$/ { print $2 }' "$f" | sort -g | awk '
+    { v[NR] = $1; if ($1 > 500) slow++ } END {
+      if (NR == 0) { print "na na na 0"; exit }
+      i50 = int(0.50 * NR + 0.999999); i99 = int(0.99 * NR + 0.999999)
+      printf "%.1f %.1f %.1f %d\n", v[i50], v[i99], v[NR], slow + 0 }'
+}
+
+declare -A US_PER_CALL FO_FAILED
+US_PER_CALL[sbcd]=na; US_PER_CALL[kamailio]=na; FO_FAILED[sbcd]=na; FO_FAILED[kamailio]=na
+
+steady_run() {
+  local target=$1 dir="$OUT/$1/steady" calls rc=0 cpu0 cpu1 ok failed p50 p99 max slow lost
+  calls=$((RATE * SECONDS_RUN))
+  log "$target: steady run, $RATE calls/s for $SECONDS_RUN s ($calls calls, hold $HOLD_MS ms)"
+  proxy_up "$target" "$dir"
+  peers_up "$dir" $((SECONDS_RUN + 120))
+  sleep 1
+  cpu0=$(proxy_cpu_seconds "$target")
+  sipp_uac_run "$dir/uac" "$RATE" "$calls" $((SECONDS_RUN + HOLD_MS / 1000 + 60)) uac.xml \
+    -s 1000 -d "$HOLD_MS" -l $((RATE * (HOLD_MS / 1000 + 3))) || rc=$?
+  cpu1=$(proxy_cpu_seconds "$target")
+  read -r ok failed < <(sipp_counts "$dir/uac")
+  read -r p50 p99 max slow < <(rtt_summary "$dir/uac")
+  lost=$(sipp_bye_lost "$dir/uac")
+  proxy_down "$target"
+  [ "$rc" -le 1 ] || log "$target: SIPp exited with $rc (see $dir/uac/sipp.out)"
+  if [ "$ok" -gt 0 ]; then
+    US_PER_CALL[$target]=$(awk -v a="$cpu0" -v b="$cpu1" -v n="$ok" 'BEGIN { printf "%.1f", (b - a) * 1e6 / n }')
+  fi
+  log "$target: steady: completed=$ok failed=$failed bye_lost=$lost cpu_s=$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{printf "%.2f", b-a}') us_per_call=${US_PER_CALL[$target]} setup_ms p50=$p50 p99=$p99 max=$max"
+  echo "$target steady rate=$RATE seconds=$SECONDS_RUN completed=$ok failed=$failed bye_lost=$lost us_per_call=${US_PER_CALL[$target]} p50_ms=$p50 p99_ms=$p99 max_ms=$max" >>"$OUT/summary.txt"
+}
+
+failover_run() {
+  local target=$1 dir="$OUT/$1/failover" calls rc=0 t0 tk kill_at ok failed p50 p99 max slow lost base
+  calls=$((FO_RATE * FO_SECONDS))
+  log "$target: failover run, $FO_RATE calls/s for $FO_SECONDS s, peer 198.18.1.12 killed at $((FO_SECONDS / 2)) s"
+  proxy_up "$target" "$dir"
+  peers_up "$dir" $((FO_SECONDS + 120))
+  sleep 1
+  sipp_uac_start "$dir/uac" "$FO_RATE" "$calls" $((FO_SECONDS + HOLD_MS / 1000 + 60)) uac.xml \
+    -s 1000 -d "$HOLD_MS"
+  t0=$(date +%s.%N)
+  sleep $((FO_SECONDS / 2))
+  kill -KILL "${UAS_PIDS[198.18.1.12]}"
+  tk=$(date +%s.%N)
+  wait "${UAS_WRAP_PIDS[198.18.1.12]}" 2>/dev/null || true
+  kill_at=$(awk -v a="$t0" -v b="$tk" 'BEGIN { printf "%.2f", b - a }')
+  log "$target: killed the SIPp of 198.18.1.12 (PID ${UAS_PIDS[198.18.1.12]}) at ${kill_at} s"
+  sipp_uac_wait || rc=$?
+  read -r ok failed < <(sipp_counts "$dir/uac")
+  read -r p50 p99 max slow < <(rtt_summary "$dir/uac")
+  lost=$(sipp_bye_lost "$dir/uac")
+  proxy_down "$target"
+  [ "$rc" -le 1 ] || log "$target: SIPp exited with $rc (see $dir/uac/sipp.out)"
+  FO_FAILED[$target]=$failed
+  # Per-second series: completed and failed calls (SIPp stats), setup latency (rtt file).
+  local csv="$OUT/failover-$target.csv"
+  sipp_series "$dir/uac" >"$dir/series.txt" || true
+  /usr/bin/python3 - "$dir/series.txt" "$(sipp_rtt_csv "$dir/uac")" "$csv" <<'PY'
+import sys, collections
+series, rtt, out = sys.argv[1:4]
+done = collections.Counter(); fail = collections.Counter(); lat = collections.defaultdict(list)
+for line in open(series):
+    t, s, f = line.split()
+    sec = int(float(t))
+    done[sec] += int(s); fail[sec] += int(f)
+if rtt:
+    for i, line in enumerate(open(rtt)):
+        p = line.strip().split(';')
+        if i == 0 or len(p) < 2:
+            continue
+        try:
+            lat[int(float(p[0]) / 1000.0)].append(float(p[1]))
+        except ValueError:
+            pass
+last = max(list(done) + list(fail) + list(lat) + [0])
+with open(out, 'w') as o:
+    o.write('second,completed,failed,setups,setup_ms_median,setup_ms_max\n')
+    for sec in range(last + 1):
+        l = sorted(lat.get(sec, []))
+        med = l[len(l) // 2] if l else ''
+        mx = l[-1] if l else ''
+        o.write('%d,%d,%d,%d,%s,%s\n' % (sec, done[sec], fail[sec], len(l), med, mx))
+PY
+  plot_failover "$target" "$csv" "$kill_at"
+  log "$target: failover: completed=$ok failed=$failed delayed_over_500ms=$slow setup_ms p50=$p50 p99=$p99 max=$max bye_lost=$lost (established calls on the dead peer)"
+  echo "$target failover rate=$FO_RATE seconds=$FO_SECONDS kill_at_s=$kill_at completed=$ok failed=$failed delayed_over_500ms=$slow p50_ms=$p50 p99_ms=$p99 max_ms=$max bye_lost=$lost" >>"$OUT/summary.txt"
+}
+
+plot_failover() {
+  local target=$1 csv=$2 kill_at=$3
+  /usr/bin/python3 - "$target" "$csv" "$kill_at" "$PLOTS/failover-$target.png" "$FO_RATE" <<'PY' || log "$1: plot failed"
+import sys, csv
+import matplotlib
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt
+target, path, kill_at, png, rate = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
+rows = list(csv.DictReader(open(path)))
+t = [int(r['second']) for r in rows]
+done = [int(r['completed']) for r in rows]
+fail = [int(r['failed']) for r in rows]
+setups = [int(r['setups']) for r in rows]
+mt = [int(r['second']) for r in rows if r['setup_ms_max']]
+med = [float(r['setup_ms_median']) for r in rows if r['setup_ms_max']]
+mx = [float(r['setup_ms_max']) for r in rows if r['setup_ms_max']]
+name = {'sbcd': 'sbcd', 'kamailio': 'Kamailio 5.6'}.get(target, target)
+fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+a1.step(t, setups, where='post', label='calls answered (200 received)', color='tab:green')
+a1.step(t, done, where='post', label='calls completed (after BYE)', color='tab:gray', alpha=0.6)
+a1.step(t, fail, where='post', label='calls failed', color='tab:red')
+a1.axvline(kill_at, color='black', linestyle='--', label='peer killed (%.1f s)' % kill_at)
+a1.set_ylabel('calls per second')
+a1.set_title('%s: failover, %s calls/s over two region1 peers, one killed (SIGKILL)' % (name, rate))
+a1.legend(loc='lower left'); a1.grid(alpha=0.3)
+a2.plot(mt, mx, label='setup time, max in the second', color='tab:orange')
+a2.plot(mt, med, label='setup time, median', color='tab:blue')
+a2.axvline(kill_at, color='black', linestyle='--')
+if mx: a2.set_yscale('log')
+a2.set_ylabel('INVITE -> 200 (ms)'); a2.set_xlabel('seconds since the first call')
+a2.legend(loc='upper left'); a2.grid(alpha=0.3)
+fig.tight_layout(); fig.savefig(png, dpi=100)
+PY
+  log "$target: plot $PLOTS/failover-$target.png, series $csv"
+}
+
+# run_isolated FUNC ARGS: FUNC in a subshell that cleans up its own processes and
+# namespaces when it ends, fails or is interrupted. Not called as a condition (errexit is
+# off inside `if`/`||`, also in subshells): the status comes back through $?.
+run_isolated() {
+  set +e
+  ( set -e; trap cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; "$@" )
+  local rc=$?
+  set -e
+  if [ "$rc" -eq 130 ] || [ "$rc" -eq 143 ]; then exit "$rc"; fi
+  if [ "$rc" -ne 0 ]; then log "$1 $2 failed (exit $rc); its figures are na"; fi
+  return 0
+}
+
+targets=()
+case "$TARGET" in both) targets=(sbcd kamailio);; *) targets=("$TARGET");; esac
+: >"$OUT/summary.txt"
+log "results in $OUT"
+for t in "${targets[@]}"; do
+  run_isolated steady_run "$t"
+  # Each run is a subshell (own cleanup of its processes and namespaces); read its figure back.
+  US_PER_CALL[$t]=$(sed -nE "s/^$t steady .* us_per_call=([^ ]+) .*/\1/p" "$OUT/summary.txt" | tail -n 1)
+  US_PER_CALL[$t]=${US_PER_CALL[$t]:-na}
+  run_isolated failover_run "$t"
+  FO_FAILED[$t]=$(sed -nE "s/^$t failover .* failed=([^ ]+) .*/\1/p" "$OUT/summary.txt" | tail -n 1)
+  FO_FAILED[$t]=${FO_FAILED[$t]:-na}
+done
+
+ratio=na
+if [[ ${US_PER_CALL[sbcd]} =~ ^[0-9.]+$ && ${US_PER_CALL[kamailio]} =~ ^[0-9.]+$ ]]; then
+  ratio=$(awk -v s="${US_PER_CALL[sbcd]}" -v k="${US_PER_CALL[kamailio]}" 'BEGIN { if (s > 0) printf "%.1f", k / s; else print "na" }')
+fi
+cat "$OUT/summary.txt" >&2
+echo "vs_kamailio: sbc_us_per_call=${US_PER_CALL[sbcd]} kamailio_us_per_call=${US_PER_CALL[kamailio]} ratio=$ratio sbc_failover_failed=${FO_FAILED[sbcd]} kamailio_failover_failed=${FO_FAILED[kamailio]}"
