@@ -1,5 +1,7 @@
 // ICMP stage: echo replies for our addresses (in place, checksums recomputed) and
 // destination-unreachable reports turned into events for the control core. Worker only.
+#include <cstring>
+
 #include <rte_icmp.h>
 #include <rte_ip.h>
 #include <rte_udp.h>
@@ -48,7 +50,7 @@ void report_unreachable(worker& w, uint16_t iface, const rte_ipv4_hdr* ip, const
 
 }  // namespace
 
-void icmp_stage(worker& w, const snapshot&, sub_burst& b) noexcept
+void icmp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
 {
     w.counters.entered(stage::icmp, b.n);
     uint32_t truncated = 0, bad_sum = 0, unhandled = 0;
@@ -79,9 +81,9 @@ void icmp_stage(worker& w, const snapshot&, sub_burst& b) noexcept
             ip->hdr_checksum = 0;
             ip->hdr_checksum = rte_ipv4_cksum(ip);
             auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
-            const rte_ether_addr src_mac = eth->src_addr;
-            eth->src_addr = eth->dst_addr;
-            eth->dst_addr = src_mac;
+            // Reply from our own MAC, also when the request went to a broadcast address.
+            eth->dst_addr = eth->src_addr;
+            std::memcpy(eth->src_addr.addr_bytes, snap.interfaces[b.iface[i]].mac.data(), RTE_ETHER_ADDR_LEN);
             m->ol_flags = 0;
             tx_enqueue(w, m->port, m);
             continue;

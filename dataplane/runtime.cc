@@ -229,6 +229,10 @@ std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string
 
 bool launch_workers(dataplane_runtime& rt, std::string& error)
 {
+    if (rt.shared->snap.current == nullptr) {
+        error = "no snapshot published: workers would have nothing to read";
+        return false;
+    }
     for (auto& w : rt.workers) {
         int rc = rte_eal_remote_launch(
             [](void* arg) -> int {
