@@ -136,7 +136,8 @@ EOF
 # sbcd_cpu_seconds SOCK: seconds the worker(s) spent busy: .total.busy_cycles / .tsc_hz of
 # `sbcctl stats --json` (busy-polling makes the process's own CPU time useless).
 sbcd_cpu_seconds() {
-  "$BUILD/sbcctl" --socket "$1" stats --json | /usr/bin/python3 -c '
+  { "$BUILD/sbcctl" --socket "$1" --json stats 2>/dev/null || "$BUILD/sbcctl" --socket "$1" stats --json; } |
+    /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print("%.6f" % (d["total"]["busy_cycles"] / d["tsc_hz"]))'
@@ -208,7 +209,7 @@ steady_run() {
   cpu1=$(proxy_cpu_seconds "$target")
   read -r ok failed < <(sipp_counts "$dir/uac")
   read -r p50 p99 max slow < <(rtt_summary "$dir/uac")
-  lost=$(sipp_bye_lost "$dir/uac")
+  lost=$(sipp_bye_lost "$dir/uac" || true)
   proxy_down "$target"
   [ "$rc" -le 1 ] || log "$target: SIPp exited with $rc (see $dir/uac/sipp.out)"
   if [ "$ok" -gt 0 ]; then
@@ -237,7 +238,7 @@ failover_run() {
   sipp_uac_wait || rc=$?
   read -r ok failed < <(sipp_counts "$dir/uac")
   read -r p50 p99 max slow < <(rtt_summary "$dir/uac")
-  lost=$(sipp_bye_lost "$dir/uac")
+  lost=$(sipp_bye_lost "$dir/uac" || true)
   proxy_down "$target"
   [ "$rc" -le 1 ] || log "$target: SIPp exited with $rc (see $dir/uac/sipp.out)"
   FO_FAILED[$target]=$failed

@@ -163,9 +163,9 @@ sipp_stop() {
 }
 
 # sipp_stat_csv DIR: the -trace_stat file of the SIPp run in DIR.
-sipp_stat_csv() { ls -1 "$1"/*_.csv 2>/dev/null | head -n 1; }
+sipp_stat_csv() { local f; for f in "$1"/*_.csv; do [ -f "$f" ] && echo "$f"; break; done; return 0; }
 # sipp_rtt_csv DIR: the -trace_rtt file of the SIPp run in DIR.
-sipp_rtt_csv() { ls -1 "$1"/*_rtt.csv 2>/dev/null | head -n 1; }
+sipp_rtt_csv() { local f; for f in "$1"/*_rtt.csv; do [ -f "$f" ] && echo "$f"; break; done; return 0; }
 
 # sipp_counts DIR: prints "SUCCESSFUL FAILED" (cumulative, final stats line of the run).
 sipp_counts() {
@@ -192,8 +192,8 @@ sipp_series() {
 # path: the callee died during the call). They are not in FailedCall; see uac.xml.
 sipp_bye_lost() {
   local f
-  f=$(ls -1 "$1"/*_counts.csv 2>/dev/null | head -n 1)
-  [ -n "$f" ] || { echo 0; return 1; }
+  for f in "$1"/*_counts.csv; do break; done
+  [ -f "$f" ] || { echo 0; return 1; }
   awk -F';' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+_(408|481|500|503)_Recv$/) c[i] = 1; next }
              NF > 1 { n = 0; for (i in c) n += $i; last = n } END { print last + 0 }' "$f"
 }
