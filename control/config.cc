@@ -24,10 +24,9 @@ namespace sbc::control {
 
 namespace {
 
-// Top-level tables that later issues parse (trunks, regions, routes, health, ...). They are
-// accepted and ignored here so that the example config can already show the whole file.
-constexpr std::array<std::string_view, 10> later_sections{
-    "trunk", "region", "peer_group", "route", "retry", "health", "self", "media", "dns", "limits"};
+// Top-level tables that later issues parse ([self], [media], [dns]). They are accepted and
+// ignored here so that the example config can already show the whole file.
+constexpr std::array<std::string_view, 3> later_sections{"self", "media", "dns"};
 
 constexpr unsigned min_memory_mb = 256;
 constexpr std::size_t max_sun_path = 107;  // sizeof(sockaddr_un::sun_path) - 1 on Linux
@@ -84,6 +83,15 @@ std::optional<unsigned> parse_decimal(std::string_view s, std::size_t max_digits
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
     return v;
+}
+
+// Position of `e` in the array `arr`.
+std::size_t index_in(const toml::node& arr, const toml::node* e)
+{
+    const toml::array& a = *arr.as_array();
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (a.get(i) == e) return i;
+    return 0;
 }
 
 ipv4_addr prefix_mask(uint8_t len) { return len == 0 ? 0 : ~ipv4_addr{0} << (32 - len); }
@@ -168,19 +176,80 @@ public:
         return v;
     }
 
-    void get_string_array(std::string_view k, std::vector<std::string>& out)
+    // `nodes`, when given, receives the node of each string kept (for errors about one entry).
+    void get_string_array(std::string_view k, std::vector<std::string>& out,
+                          std::vector<const toml::node*>* nodes = nullptr)
     {
         auto arr = typed<toml::array>(k, "an array of strings");
         if (!arr) return;
         out.clear();
         for (std::size_t i = 0; i < arr->size(); ++i) {
             const toml::node& e = *arr->get(i);
-            if (auto s = e.value<std::string>())
+            if (auto s = e.value<std::string>(); s && e.is_string()) {
                 out.push_back(*s);
+                if (nodes) nodes->push_back(&e);
+            }
             else
                 l_.error(line_of(e), key(k) + "[" + std::to_string(i) + "]",
                          "expected a string, got " + type_name(e));
         }
+    }
+
+    void get_u16(std::string_view k, uint16_t& out, int64_t min, int64_t max, std::string_view what)
+    {
+        unsigned v = out;
+        get_uint(k, v, min, max, what);
+        out = static_cast<uint16_t>(v);
+    }
+
+    // One of `choices` (a string); its index in `out`. Returns the node when it was a string.
+    template <class E, std::size_t N>
+    const toml::value<std::string>* get_choice(std::string_view k, const std::array<std::string_view, N>& choices,
+                                                E& out)
+    {
+        std::string text;
+        auto v = get_string(k, text);
+        if (!v) return nullptr;
+        for (std::size_t i = 0; i < N; ++i)
+            if (choices[i] == text) {
+                out = static_cast<E>(i);
+                return v;
+            }
+        std::string list;
+        for (std::size_t i = 0; i < N; ++i) list += (i == 0 ? "" : (i + 1 == N ? " or " : ", ")) + quoted(choices[i]);
+        l_.error(line_of(*v), key(k), "expected " + list + ", got " + quoted(text));
+        return v;
+    }
+
+    // An array of SIP status codes, each in min..max, no repeats; at least one.
+    void get_codes(std::string_view k, std::vector<uint16_t>& out, int64_t min, int64_t max)
+    {
+        const std::string expected = "an array of SIP status codes in " + std::to_string(min) + ".." + std::to_string(max);
+        auto arr = typed<toml::array>(k, expected);
+        if (!arr) return;
+        if (arr->empty()) {
+            l_.error(line_of(*arr), key(k), "expected at least one code in " + std::to_string(min) + ".." +
+                                                std::to_string(max) + ", got an empty array");
+            return;
+        }
+        std::vector<uint16_t> codes;
+        for (std::size_t i = 0; i < arr->size(); ++i) {
+            const toml::node& e = *arr->get(i);
+            const std::string ek = key(k) + "[" + std::to_string(i) + "]";
+            auto v = e.value<int64_t>();
+            if (!v || !e.is_integer()) {
+                l_.error(line_of(e), ek, "expected an integer in " + std::to_string(min) + ".." + std::to_string(max) +
+                                             ", got " + type_name(e));
+            } else if (*v < min || *v > max) {
+                l_.error(line_of(e), ek, "expected a SIP status code in " + std::to_string(min) + ".." +
+                                             std::to_string(max) + ", got " + std::to_string(*v));
+            } else if (std::find(codes.begin(), codes.end(), *v) != codes.end()) {
+                l_.error(line_of(e), ek, "expected each code once, got " + std::to_string(*v) + " again");
+            } else {
+                codes.push_back(static_cast<uint16_t>(*v));
+            }
+        }
+        out = std::move(codes);
     }
 
     void require(std::string_view k, std::string_view expected)
@@ -386,6 +455,392 @@ const toml::table* section(loader& l, const toml::node* n, std::string_view name
     return nullptr;
 }
 
+// An optional [[name]] section: nullptr when absent or (reported) not an array of tables.
+const toml::array* table_array(loader& l, const toml::node* n, std::string_view name)
+{
+    if (!n) return nullptr;
+    const toml::array* arr = n->as_array();
+    if (arr && (arr->empty() || arr->is_array_of_tables())) return arr;
+    l.error(line_of(*n), std::string(name),
+            "expected an array of tables written [[" + std::string(name) + "]], got " + type_name(*n));
+    return nullptr;
+}
+
+// Names of the entries of one [[section]]: reports repeats, answers references.
+class name_index {
+public:
+    explicit name_index(std::string section) : section_(std::move(section)) {}
+
+    void add(loader& l, const toml::table& t, std::size_t i, const std::string& name, int table_line)
+    {
+        if (name.empty()) return;
+        auto [it, fresh] = names_.emplace(name, std::pair{i, table_line});
+        if (fresh) return;
+        const toml::node* n = t.get("name");
+        l.error(n ? line_of(*n) : table_line, section_ + "[" + std::to_string(i) + "].name",
+                "expected a unique name; " + quoted(name) + " is already used by " + section_ + "[" +
+                    std::to_string(it->second.first) + "] at line " + std::to_string(it->second.second));
+    }
+
+    // Records a name already checked elsewhere (interfaces), silently keeping the first.
+    void remember(const std::string& name, std::size_t i, int line) { names_.emplace(name, std::pair{i, line}); }
+
+    [[nodiscard]] std::optional<std::size_t> find(const std::string& name) const
+    {
+        auto it = names_.find(name);
+        if (it == names_.end()) return std::nullopt;
+        return it->second.first;
+    }
+
+    // Reads string key `k` of `r` into `out` and reports it when it names no entry.
+    void reference(loader& l, table_reader& r, std::string_view k, std::string& out) const
+    {
+        if (auto v = r.get_string(k, out); v && !find(out))
+            l.error(line_of(*v), r.key(k), "no " + section_ + " named " + quoted(out) + known());
+    }
+
+    [[nodiscard]] std::string known() const
+    {
+        if (names_.empty()) return " (there is no [[" + section_ + "]])";
+        std::string s = " (known: ";
+        bool first = true;
+        for (const auto& [n, _] : names_) {
+            s += (first ? "" : ", ") + quoted(n);
+            first = false;
+        }
+        return s + ")";
+    }
+
+    [[nodiscard]] bool empty() const { return names_.empty(); }
+
+private:
+    std::string section_;
+    std::map<std::string, std::pair<std::size_t, int>> names_;
+};
+
+void read_name(loader& l, table_reader& r, std::string& out)
+{
+    if (auto v = r.get_string("name", out); v && !is_plain_name(out))
+        l.error(line_of(*v), r.key("name"), "expected 1 to 64 letters, digits, '-', '_' or '.', got " + quoted(out));
+}
+
+// "a.b.c.d/n" (n 0..32, no host bits) or a plain address (a /32).
+std::optional<ipv4_prefix> parse_allow(std::string_view s, std::string& why)
+{
+    auto slash = s.find('/');
+    auto a = parse_ipv4(s.substr(0, slash));
+    if (!a) return std::nullopt;
+    if (slash == std::string_view::npos) return ipv4_prefix{*a, 32};
+    auto len = parse_decimal(s.substr(slash + 1), 2);
+    if (!len || *len > 32) return std::nullopt;
+    const ipv4_prefix p{*a, static_cast<uint8_t>(*len)};
+    if ((p.addr & ~prefix_mask(p.len)) != 0) {
+        why = "; it has host bits set: did you mean " + quoted(format_prefix({p.addr & prefix_mask(p.len), p.len})) + "?";
+        return std::nullopt;
+    }
+    return p;
+}
+
+void read_trunk(loader& l, const toml::table& t, const std::string& prefix, const name_index& interfaces,
+                trunk_config& tc)
+{
+    table_reader r(l, t, prefix);
+    tc.line = r.line();
+    r.require("name", "a name such as \"carrier-core\"");
+    r.require("interface", "the name of an [[interface]]");
+    r.require("allow", "an array of source prefixes allowed to send on this trunk, such as [\"198.18.0.2/32\"]");
+    read_name(l, r, tc.name);
+    interfaces.reference(l, r, "interface", tc.interface);
+    r.get_u16("port", tc.port, 1, 65535, "local UDP port");
+    std::vector<std::string> allow;
+    std::vector<const toml::node*> allow_nodes;
+    const toml::node* an = r.get("allow");
+    r.get_string_array("allow", allow, &allow_nodes);
+    if (an && an->is_array() && an->as_array()->empty())
+        l.error(line_of(*an), r.key("allow"),
+                "expected at least one source prefix; an empty list would drop every call (\"0.0.0.0/0\" allows anyone)");
+    for (std::size_t i = 0; i < allow.size(); ++i) {
+        std::string why;
+        if (auto p = parse_allow(allow[i], why))
+            tc.allow.push_back(*p);
+        else
+            l.error(line_of(*allow_nodes[i]), r.key("allow") + "[" + std::to_string(index_in(*an, allow_nodes[i])) + "]",
+                    "expected an address \"A.B.C.D\" or a prefix \"A.B.C.D/N\" with N 0..32, got " + quoted(allow[i]) +
+                        why);
+    }
+    r.finish();
+}
+
+void read_trunks(loader& l, const toml::node* n, const name_index& interfaces, std::vector<trunk_config>& out,
+                 name_index& names)
+{
+    const toml::array* arr = table_array(l, n, "trunk");
+    if (!arr) return;
+    std::map<std::pair<std::string, uint16_t>, std::size_t> by_local;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        const std::string prefix = "trunk[" + std::to_string(i) + "]";
+        const toml::table& t = *arr->get(i)->as_table();
+        trunk_config tc;
+        read_trunk(l, t, prefix, interfaces, tc);
+        names.add(l, t, i, tc.name, tc.line);
+        if (interfaces.find(tc.interface)) {
+            auto [it, fresh] = by_local.emplace(std::pair{tc.interface, tc.port}, i);
+            if (!fresh) {
+                const toml::node* pn = t.get("port");
+                l.error(pn ? line_of(*pn) : tc.line, prefix + ".port",
+                        "expected a port not used by another trunk on interface " + quoted(tc.interface) + "; trunk[" +
+                            std::to_string(it->second) + "] at line " + std::to_string(out[it->second].line) +
+                            " already listens on " + std::to_string(tc.port) +
+                            (pn ? "" : " (the default)"));
+            }
+        }
+        out.push_back(std::move(tc));
+    }
+}
+
+// "A.B.C.D:PORT" or "A.B.C.D" (port 5060).
+std::optional<std::pair<ipv4_addr, uint16_t>> parse_peer_address(std::string_view s)
+{
+    auto colon = s.find(':');
+    auto a = parse_ipv4(s.substr(0, colon));
+    if (!a) return std::nullopt;
+    if (colon == std::string_view::npos) return std::pair{*a, uint16_t{5060}};
+    auto p = parse_decimal(s.substr(colon + 1), 5);
+    if (!p || *p < 1 || *p > 65535) return std::nullopt;
+    return std::pair{*a, static_cast<uint16_t>(*p)};
+}
+
+struct peer_seen {
+    std::size_t region;
+    std::size_t peer;
+    int line;
+};
+
+void read_peer(loader& l, const toml::table& t, const std::string& prefix, peer_config& pc)
+{
+    table_reader r(l, t, prefix);
+    pc.line = r.line();
+    r.require("address", "\"A.B.C.D:PORT\" such as \"198.18.0.11:5060\"");
+    if (auto v = r.get_string("name", pc.name); v && !is_plain_name(pc.name))
+        l.error(line_of(*v), r.key("name"), "expected 1 to 64 letters, digits, '-', '_' or '.', got " + quoted(pc.name));
+    std::string text;
+    if (auto v = r.get_string("address", text)) {
+        if (auto a = parse_peer_address(text)) {
+            pc.address = a->first;
+            pc.port = a->second;
+        } else {
+            l.error(line_of(*v), r.key("address"),
+                    "expected \"A.B.C.D:PORT\" (port 1..65535) or \"A.B.C.D\" (port 5060), got " + quoted(text));
+        }
+    }
+    r.get_u16("priority", pc.priority, 0, 65535, "RFC 2782: lower first");
+    r.get_u16("weight", pc.weight, 0, 65535, "RFC 2782: share within a priority");
+    r.finish();
+}
+
+constexpr std::array<std::string_view, 2> probe_names{"options", "none"};
+
+void read_region(loader& l, const toml::table& t, const std::string& prefix, std::size_t index,
+                 const name_index& trunks, std::map<std::pair<ipv4_addr, uint16_t>, peer_seen>& addresses,
+                 std::map<std::string, peer_seen>& peer_names, region_config& rc)
+{
+    table_reader r(l, t, prefix);
+    rc.line = r.line();
+    r.require("name", "a name such as \"region1\"");
+    read_name(l, r, rc.name);
+    const toml::node* sn = r.get("srv");
+    if (auto v = r.get_string("srv", rc.srv)) {
+        constexpr std::string_view srv_prefix = "_sip._udp.";
+        if (rc.srv.size() <= srv_prefix.size() || rc.srv.compare(0, srv_prefix.size(), srv_prefix) != 0)
+            l.error(line_of(*v), r.key("srv"),
+                    "expected a DNS SRV name \"_sip._udp.<domain>\" such as \"_sip._udp.pstn.example.net\", got " +
+                        quoted(rc.srv));
+    }
+    const toml::node* pn = r.get("peers");
+    if (pn) {
+        const toml::array* arr = pn->as_array();
+        if (!arr || (!arr->empty() && !arr->is_array_of_tables())) {
+            l.error(line_of(*pn), r.key("peers"),
+                    "expected an array of tables such as [ { address = \"198.18.0.11:5060\", priority = 10, weight = 60 } ], got " +
+                        (arr ? std::string("an array of something else") : type_name(*pn)));
+        } else if (arr->empty()) {
+            l.error(line_of(*pn), r.key("peers"), "expected at least one peer, got an empty array");
+        } else {
+            for (std::size_t i = 0; i < arr->size(); ++i) {
+                const std::string pk = r.key("peers") + "[" + std::to_string(i) + "]";
+                const toml::table& pt = *arr->get(i)->as_table();
+                peer_config pc;
+                read_peer(l, pt, pk, pc);
+                const toml::node* an = pt.get("address");
+                if (an && an->is_string() && parse_peer_address(an->as_string()->get())) {
+                    auto [it, fresh] = addresses.emplace(std::pair{pc.address, pc.port}, peer_seen{index, i, pc.line});
+                    if (!fresh)
+                        l.error(line_of(*an), pk + ".address",
+                                "expected each peer once in the whole file; " + format_ipv4(pc.address) + ":" +
+                                    std::to_string(pc.port) + " is already region[" + std::to_string(it->second.region) +
+                                    "].peers[" + std::to_string(it->second.peer) + "] at line " +
+                                    std::to_string(it->second.line));
+                }
+                if (!pc.name.empty() && is_plain_name(pc.name)) {
+                    auto [it, fresh] = peer_names.emplace(pc.name, peer_seen{index, i, pc.line});
+                    if (!fresh)
+                        l.error(line_of(*pt.get("name")), pk + ".name",
+                                "expected a unique peer name; " + quoted(pc.name) + " is already used by region[" +
+                                    std::to_string(it->second.region) + "].peers[" + std::to_string(it->second.peer) +
+                                    "] at line " + std::to_string(it->second.line));
+                }
+                rc.peers.push_back(std::move(pc));
+            }
+        }
+    }
+    if (!sn && !pn)
+        l.error(rc.line, r.key("peers"),
+                "missing; expected a static list peers = [ { address = \"198.18.0.11:5060\" } ] or "
+                "srv = \"_sip._udp.<domain>\"");
+    if (sn && pn)
+        l.error(line_of(*sn), r.key("srv"), "expected either srv or peers, not both; remove one");
+    r.get_choice("probe", probe_names, rc.probe);
+    trunks.reference(l, r, "trunk", rc.trunk);
+    r.finish();
+}
+
+void read_regions(loader& l, const toml::node* n, const name_index& trunks, std::vector<region_config>& out,
+                  name_index& names)
+{
+    const toml::array* arr = table_array(l, n, "region");
+    if (!arr) return;
+    std::map<std::pair<ipv4_addr, uint16_t>, peer_seen> addresses;
+    std::map<std::string, peer_seen> peer_names;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        const toml::table& t = *arr->get(i)->as_table();
+        region_config rc;
+        read_region(l, t, "region[" + std::to_string(i) + "]", i, trunks, addresses, peer_names, rc);
+        names.add(l, t, i, rc.name, rc.line);
+        out.push_back(std::move(rc));
+    }
+    if (!out.empty() && trunks.empty())
+        l.error(out[0].line, "trunk",
+                "missing; expected at least one [[trunk]]: calls to the peers of [[region]]s leave from a trunk");
+}
+
+constexpr std::array<std::string_view, 4> selector_names{"srv", "round_robin", "least_calls", "hash_call_id"};
+
+void read_peer_groups(loader& l, const toml::node* n, const name_index& regions, std::vector<peer_group_config>& out,
+                      name_index& names)
+{
+    const toml::array* arr = table_array(l, n, "peer_group");
+    if (!arr) return;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        const toml::table& t = *arr->get(i)->as_table();
+        table_reader r(l, t, "peer_group[" + std::to_string(i) + "]");
+        peer_group_config g;
+        g.line = r.line();
+        r.require("name", "a name such as \"cloud-voice\"");
+        r.require("regions", "an array of [[region]] names, local region first, such as [\"region1\", \"region2\"]");
+        read_name(l, r, g.name);
+        const toml::node* rn = r.get("regions");
+        std::vector<const toml::node*> region_nodes;
+        r.get_string_array("regions", g.regions, &region_nodes);
+        if (rn && rn->is_array() && rn->as_array()->empty())
+            l.error(line_of(*rn), r.key("regions"), "expected at least one region name, got an empty array");
+        for (std::size_t k = 0; k < g.regions.size(); ++k) {
+            const toml::node& e = *region_nodes[k];
+            const std::string ek = r.key("regions") + "[" + std::to_string(index_in(*rn, &e)) + "]";
+            if (!regions.find(g.regions[k]))
+                l.error(line_of(e), ek, "no region named " + quoted(g.regions[k]) + regions.known());
+            else if (std::find(g.regions.begin(), g.regions.begin() + static_cast<std::ptrdiff_t>(k), g.regions[k]) !=
+                     g.regions.begin() + static_cast<std::ptrdiff_t>(k))
+                l.error(line_of(e), ek, "expected each region once, got " + quoted(g.regions[k]) + " again");
+        }
+        r.get_choice("selector", selector_names, g.selector);
+        r.finish();
+        names.add(l, t, i, g.name, g.line);
+        out.push_back(std::move(g));
+    }
+}
+
+constexpr std::array<std::string_view, 4> field_names{"ruri_user", "from_user", "to_user", "trunk"};
+
+void read_routes(loader& l, const toml::node* n, const name_index& groups, std::vector<route_config>& out,
+                 int& default_route)
+{
+    const toml::array* arr = table_array(l, n, "route");
+    if (!arr) return;
+    name_index names("route");
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        const toml::table& t = *arr->get(i)->as_table();
+        table_reader r(l, t, "route[" + std::to_string(i) + "]");
+        route_config rc;
+        rc.line = r.line();
+        r.require("name", "a name such as \"default\"");
+        r.require("peer_group", "the name of a [[peer_group]]");
+        read_name(l, r, rc.name);
+        if (auto m = r.typed<toml::table>("match", "an inline table such as { field = \"ruri_user\", pattern = \"^\\\\+1\" }")) {
+            rc.has_match = true;
+            rc.pattern_line = line_of(*m);
+            table_reader mr(l, *m, r.key("match"));
+            mr.require("field", "\"ruri_user\", \"from_user\", \"to_user\" or \"trunk\"");
+            mr.require("pattern", "a Hyperscan expression such as \"^\\\\+4420\"");
+            mr.get_choice("field", field_names, rc.field);
+            if (auto v = mr.get_string("pattern", rc.pattern); v && rc.pattern.empty())
+                l.error(line_of(*v), mr.key("pattern"),
+                        "expected a non-empty expression (\".*\" matches everything; a route without match is the default)");
+            mr.finish();
+        } else if (!t.contains("match")) {
+            if (default_route >= 0)
+                l.error(rc.line, r.key("match"),
+                        "missing; route[" + std::to_string(default_route) + "] at line " +
+                            std::to_string(out[static_cast<std::size_t>(default_route)].line) +
+                            " is already the default route (the one without match); give this one a match");
+            else
+                default_route = static_cast<int>(i);
+        }
+        groups.reference(l, r, "peer_group", rc.peer_group);
+        r.finish();
+        names.add(l, t, i, rc.name, rc.line);
+        out.push_back(std::move(rc));
+    }
+}
+
+void read_retry(loader& l, const toml::table& t, retry_config& rc)
+{
+    table_reader r(l, t, "retry");
+    r.get_codes("codes", rc.codes, 400, 699);
+    r.get_uint("no_response_ms", rc.no_response_ms, 100, 32000, "milliseconds");
+    r.get_bool("after_provisional", rc.after_provisional);
+    r.get_uint("max_attempts", rc.max_attempts, 1, 16, "peers tried per call");
+    r.get_uint("retry_after_s", rc.retry_after_s, 0, 86400, "seconds");
+    r.finish();
+}
+
+void read_limits(loader& l, const toml::table& t, limits_config& lc)
+{
+    table_reader r(l, t, "limits");
+    r.get_uint("transactions_per_worker", lc.transactions_per_worker, 1024, 4194304, "");
+    r.get_uint("dialogs_per_worker", lc.dialogs_per_worker, 1024, 4194304, "");
+    r.finish();
+}
+
+void read_health(loader& l, const toml::table& t, health_config& h)
+{
+    table_reader r(l, t, "health");
+    r.get_uint("options_interval_ms", h.options_interval_ms, 100, 600000, "milliseconds");
+    r.get_uint("options_timeout_ms", h.options_timeout_ms, 50, 60000, "milliseconds");
+    r.get_uint("down_after", h.down_after, 1, 100, "consecutive failed probes");
+    r.get_uint("up_after", h.up_after, 1, 100, "consecutive good probes");
+    r.get_codes("accepted_codes", h.accepted_codes, 100, 699);
+    r.get_uint("passive_down_after", h.passive_down_after, 1, 100, "consecutive failed calls");
+    r.get_uint("retest_interval_ms", h.retest_interval_ms, 1000, 3600000, "milliseconds");
+    if (h.options_timeout_ms > h.options_interval_ms) {
+        const toml::node* n = t.get("options_timeout_ms");
+        if (!n) n = t.get("options_interval_ms");
+        l.error(n ? line_of(*n) : r.line(), r.key("options_timeout_ms"),
+                "expected at most options_interval_ms (" + std::to_string(h.options_interval_ms) + "), got " +
+                    std::to_string(h.options_timeout_ms));
+    }
+    r.finish();
+}
+
 }  // namespace
 
 std::string config_error::to_string() const
@@ -418,6 +873,16 @@ load_result parse_config(std::string_view text, std::string_view path)
     if (auto t = section(l, top.get("dpdk"), "dpdk")) read_dpdk(l, *t, cfg.dpdk);
     if (auto t = section(l, top.get("arp"), "arp")) read_arp(l, *t, cfg.arp);
     read_interfaces(l, top.get("interface"), cfg.interfaces);
+    name_index interfaces("interface"), trunks("trunk"), regions("region"), groups("peer_group");
+    for (std::size_t i = 0; i < cfg.interfaces.size(); ++i)
+        interfaces.remember(cfg.interfaces[i].name, i, cfg.interfaces[i].line);
+    read_trunks(l, top.get("trunk"), interfaces, cfg.trunks, trunks);
+    read_regions(l, top.get("region"), trunks, cfg.regions, regions);
+    read_peer_groups(l, top.get("peer_group"), regions, cfg.peer_groups, groups);
+    read_routes(l, top.get("route"), groups, cfg.routes, cfg.default_route);
+    if (auto t = section(l, top.get("retry"), "retry")) read_retry(l, *t, cfg.retry);
+    if (auto t = section(l, top.get("limits"), "limits")) read_limits(l, *t, cfg.limits);
+    if (auto t = section(l, top.get("health"), "health")) read_health(l, *t, cfg.health);
     for (auto s : later_sections) top.get(s);  // parsed by later issues; accepted as they are
     top.finish();
 

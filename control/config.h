@@ -63,13 +63,102 @@ struct arp_config {
     unsigned retries = 3;                        ///< then give up until traffic asks again
 };
 
-/// The whole file. Sections later issues add (trunks, regions, routes, ...) go here too.
+/// One `[[trunk]]`: a local SIP address (an interface's address and a UDP port) and the
+/// source prefixes allowed to send on it.
+struct trunk_config {
+    std::string name;
+    std::string interface;             ///< name of an [[interface]]
+    uint16_t port = 5060;              ///< local UDP port; unique per interface
+    std::vector<ipv4_prefix> allow;    ///< at least one; a plain address is a /32; "0.0.0.0/0" allows anyone
+    int line = 0;
+};
+
+constexpr uint16_t default_peer_priority = 10;
+constexpr uint16_t default_peer_weight = 100;
+
+/// One entry of a region's static `peers` list.
+struct peer_config {
+    std::string name;                  ///< configured name; "" means "<region>/<a.b.c.d:port>"
+    ipv4_addr address = 0;
+    uint16_t port = 5060;
+    uint16_t priority = default_peer_priority;  ///< RFC 2782: lower first
+    uint16_t weight = default_peer_weight;      ///< RFC 2782: share within a priority
+    int line = 0;
+};
+
+enum class probe_mode : uint8_t { options, none };
+
+/// One `[[region]]`: peers given statically (`peers`) or by a DNS SRV name (`srv`), exactly one.
+struct region_config {
+    std::string name;
+    std::string srv;                   ///< "_sip._udp.x"; stored, resolved by a later release (sbcd refuses it for now)
+    std::vector<peer_config> peers;    ///< static list, in file order
+    probe_mode probe = probe_mode::options;
+    std::string trunk;                 ///< trunk calls to its peers leave from; "": chosen by address (docs/config.md)
+    int line = 0;
+};
+
+enum class peer_selector : uint8_t { srv, round_robin, least_calls, hash_call_id };
+
+/// One `[[peer_group]]`: ordered regions (local first) and how a peer is chosen in a region.
+struct peer_group_config {
+    std::string name;
+    std::vector<std::string> regions;  ///< names of [[region]]s, at least one, no repeats
+    peer_selector selector = peer_selector::srv;
+    int line = 0;
+};
+
+enum class route_field : uint8_t { ruri_user, from_user, to_user, trunk };
+
+/// One `[[route]]`. Routes are tried in file order; the one without `match` is the default.
+struct route_config {
+    std::string name;
+    bool has_match = false;            ///< false: the default route (taken when no other matches)
+    route_field field = route_field::ruri_user;
+    std::string pattern;               ///< Hyperscan expression (compiled when sbcd builds its tables)
+    std::string peer_group;            ///< name of a [[peer_group]]
+    int line = 0;
+    int pattern_line = 0;              ///< line of `match`, for pattern errors found at build time
+};
+
+struct retry_config {
+    std::vector<uint16_t> codes{408, 503, 504};  ///< final responses that move a call to the next peer, 400..699
+    unsigned no_response_ms = 1000;    ///< 100..32000
+    bool after_provisional = false;    ///< retry even after a provisional other than 100
+    unsigned max_attempts = 4;         ///< peers tried per call, 1..16
+    unsigned retry_after_s = 30;       ///< Retry-After of the 503 sent when every peer failed, 0..86400
+};
+
+struct limits_config {
+    unsigned transactions_per_worker = 262144;  ///< 1024..4194304
+    unsigned dialogs_per_worker = 131072;       ///< 1024..4194304
+};
+
+struct health_config {
+    unsigned options_interval_ms = 2000;   ///< 100..600000
+    unsigned options_timeout_ms = 1000;    ///< 50..60000, at most options_interval_ms
+    unsigned down_after = 2;               ///< consecutive failed probes, 1..100
+    unsigned up_after = 2;                 ///< consecutive good probes, 1..100
+    std::vector<uint16_t> accepted_codes{200};  ///< probe replies that count as up, 100..699
+    unsigned passive_down_after = 3;       ///< consecutive 408/503/504/silence/ICMP on calls, 1..100
+    unsigned retest_interval_ms = 30000;   ///< probe = "none": one trial call after this, 1000..3600000
+};
+
+/// The whole file.
 struct config {
     std::string path;  ///< where it was read from
     node_config node;
     dpdk_config dpdk;
     arp_config arp;
     std::vector<interface_config> interfaces;
+    std::vector<trunk_config> trunks;
+    std::vector<region_config> regions;
+    std::vector<peer_group_config> peer_groups;
+    std::vector<route_config> routes;  ///< in priority order (file order)
+    int default_route = -1;            ///< index into routes of the route without `match`; -1: none (404)
+    retry_config retry;
+    limits_config limits;
+    health_config health;
 };
 
 /// A problem in the file: where it is and what is wrong with it.

@@ -50,9 +50,67 @@ address = "198.19.0.1/30"
 name = "carrier-core"
 interface = "core"
 port = 5060
+allow = ["198.18.0.2/32", "198.18.2.0/28", "198.18.3.3"]
+
+[[trunk]]
+name = "carrier-b"
+interface = "core"
+port = 5070
+allow = ["0.0.0.0/0"]
+
+[[region]]
+name = "region1"
+peers = [ { address = "198.18.0.11:5080", priority = 10, weight = 60, name = "r1-a" },
+          { address = "198.18.0.12", priority = 20 } ]
+probe = "none"
+trunk = "carrier-b"
+
+[[region]]
+name = "region2"
+srv = "_sip._udp.pstn-region2.example.net"
+
+[[peer_group]]
+name = "cloud-voice"
+regions = ["region2", "region1"]
+selector = "least_calls"
+
+[[route]]
+name = "fallback"
+peer_group = "cloud-voice"
+
+[[route]]
+name = "uk"
+match = { field = "from_user", pattern = "^\\+44" }
+peer_group = "cloud-voice"
 
 [retry]
-codes = [408, 503, 504]
+codes = [408, 503, 504, 480]
+no_response_ms = 500
+after_provisional = true
+max_attempts = 3
+retry_after_s = 60
+
+[limits]
+transactions_per_worker = 4096
+dialogs_per_worker = 2048
+
+[health]
+options_interval_ms = 5000
+options_timeout_ms = 800
+down_after = 3
+up_after = 4
+accepted_codes = [200, 404]
+passive_down_after = 5
+retest_interval_ms = 10000
+
+[self]
+healthy_code = 200
+
+[media]
+latching = "strict"
+
+[dns]
+servers = []
 )";
 
 TEST(config, reads_every_value_of_a_full_file)
@@ -92,6 +150,111 @@ TEST(config, reads_every_value_of_a_full_file)
     EXPECT_EQ(format_prefix(access.address), "198.19.0.1/30");
     EXPECT_FALSE(access.gateway);
     EXPECT_EQ(access.line, 30);
+}
+
+TEST(config, reads_every_proxy_section_of_a_full_file)
+{
+    auto r = parse_config(full_file, "full.toml");
+    ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
+    const config& c = *r.cfg;
+    ASSERT_EQ(c.trunks.size(), 2u);
+    EXPECT_EQ(c.trunks[0].name, "carrier-core");
+    EXPECT_EQ(c.trunks[0].interface, "core");
+    EXPECT_EQ(c.trunks[0].port, 5060);
+    ASSERT_EQ(c.trunks[0].allow.size(), 3u);
+    EXPECT_EQ(format_prefix(c.trunks[0].allow[0]), "198.18.0.2/32");
+    EXPECT_EQ(format_prefix(c.trunks[0].allow[1]), "198.18.2.0/28");
+    EXPECT_EQ(format_prefix(c.trunks[0].allow[2]), "198.18.3.3/32");
+    EXPECT_EQ(c.trunks[1].port, 5070);
+    ASSERT_EQ(c.trunks[1].allow.size(), 1u);
+    EXPECT_EQ(c.trunks[1].allow[0].len, 0);
+    EXPECT_EQ(c.trunks[1].line, 41);
+
+    ASSERT_EQ(c.regions.size(), 2u);
+    const region_config& r1 = c.regions[0];
+    EXPECT_EQ(r1.name, "region1");
+    EXPECT_TRUE(r1.srv.empty());
+    EXPECT_EQ(r1.probe, probe_mode::none);
+    EXPECT_EQ(r1.trunk, "carrier-b");
+    ASSERT_EQ(r1.peers.size(), 2u);
+    EXPECT_EQ(r1.peers[0].name, "r1-a");
+    EXPECT_EQ(format_ipv4(r1.peers[0].address), "198.18.0.11");
+    EXPECT_EQ(r1.peers[0].port, 5080);
+    EXPECT_EQ(r1.peers[0].priority, 10);
+    EXPECT_EQ(r1.peers[0].weight, 60);
+    EXPECT_EQ(r1.peers[1].name, "");
+    EXPECT_EQ(r1.peers[1].port, 5060);
+    EXPECT_EQ(r1.peers[1].priority, 20);
+    EXPECT_EQ(r1.peers[1].weight, default_peer_weight);
+    const region_config& r2 = c.regions[1];
+    EXPECT_EQ(r2.srv, "_sip._udp.pstn-region2.example.net");
+    EXPECT_TRUE(r2.peers.empty());
+    EXPECT_EQ(r2.probe, probe_mode::options);
+    EXPECT_EQ(r2.trunk, "");
+
+    ASSERT_EQ(c.peer_groups.size(), 1u);
+    EXPECT_EQ(c.peer_groups[0].name, "cloud-voice");
+    EXPECT_EQ(c.peer_groups[0].regions, (std::vector<std::string>{"region2", "region1"}));
+    EXPECT_EQ(c.peer_groups[0].selector, peer_selector::least_calls);
+
+    ASSERT_EQ(c.routes.size(), 2u);
+    EXPECT_EQ(c.default_route, 0);
+    EXPECT_FALSE(c.routes[0].has_match);
+    EXPECT_EQ(c.routes[0].peer_group, "cloud-voice");
+    EXPECT_TRUE(c.routes[1].has_match);
+    EXPECT_EQ(c.routes[1].name, "uk");
+    EXPECT_EQ(c.routes[1].field, route_field::from_user);
+    EXPECT_EQ(c.routes[1].pattern, "^\\+44");
+    EXPECT_EQ(c.routes[1].line, 67);
+    EXPECT_EQ(c.routes[1].pattern_line, 69);
+
+    EXPECT_EQ(c.retry.codes, (std::vector<uint16_t>{408, 503, 504, 480}));
+    EXPECT_EQ(c.retry.no_response_ms, 500u);
+    EXPECT_TRUE(c.retry.after_provisional);
+    EXPECT_EQ(c.retry.max_attempts, 3u);
+    EXPECT_EQ(c.retry.retry_after_s, 60u);
+    EXPECT_EQ(c.limits.transactions_per_worker, 4096u);
+    EXPECT_EQ(c.limits.dialogs_per_worker, 2048u);
+    EXPECT_EQ(c.health.options_interval_ms, 5000u);
+    EXPECT_EQ(c.health.options_timeout_ms, 800u);
+    EXPECT_EQ(c.health.down_after, 3u);
+    EXPECT_EQ(c.health.up_after, 4u);
+    EXPECT_EQ(c.health.accepted_codes, (std::vector<uint16_t>{200, 404}));
+    EXPECT_EQ(c.health.passive_down_after, 5u);
+    EXPECT_EQ(c.health.retest_interval_ms, 10000u);
+}
+
+TEST(config, fills_in_proxy_defaults_and_has_no_default_route_unless_one_lacks_match)
+{
+    auto r = parse_config("[[interface]]\nname = \"a\"\ndevice = \"net_null0\"\naddress = \"10.0.0.1/8\"\n"
+                          "[[trunk]]\nname = \"t\"\ninterface = \"a\"\nallow = [\"10.0.0.2\"]\n"
+                          "[[region]]\nname = \"r\"\npeers = [ { address = \"10.0.0.9\" } ]\n"
+                          "[[peer_group]]\nname = \"g\"\nregions = [\"r\"]\n"
+                          "[[route]]\nname = \"all\"\nmatch = { field = \"ruri_user\", pattern = \".*\" }\npeer_group = \"g\"\n",
+                          "min.toml");
+    ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
+    const config& c = *r.cfg;
+    EXPECT_EQ(c.trunks[0].port, 5060);
+    EXPECT_EQ(c.regions[0].probe, probe_mode::options);
+    EXPECT_EQ(c.regions[0].peers[0].port, 5060);
+    EXPECT_EQ(c.regions[0].peers[0].priority, default_peer_priority);
+    EXPECT_EQ(c.regions[0].peers[0].weight, default_peer_weight);
+    EXPECT_EQ(c.peer_groups[0].selector, peer_selector::srv);
+    EXPECT_EQ(c.default_route, -1);
+    EXPECT_EQ(c.retry.codes, (std::vector<uint16_t>{408, 503, 504}));
+    EXPECT_EQ(c.retry.no_response_ms, 1000u);
+    EXPECT_FALSE(c.retry.after_provisional);
+    EXPECT_EQ(c.retry.max_attempts, 4u);
+    EXPECT_EQ(c.retry.retry_after_s, 30u);
+    EXPECT_EQ(c.limits.transactions_per_worker, 262144u);
+    EXPECT_EQ(c.limits.dialogs_per_worker, 131072u);
+    EXPECT_EQ(c.health.options_interval_ms, 2000u);
+    EXPECT_EQ(c.health.options_timeout_ms, 1000u);
+    EXPECT_EQ(c.health.down_after, 2u);
+    EXPECT_EQ(c.health.up_after, 2u);
+    EXPECT_EQ(c.health.accepted_codes, (std::vector<uint16_t>{200}));
+    EXPECT_EQ(c.health.passive_down_after, 3u);
+    EXPECT_EQ(c.health.retest_interval_ms, 30000u);
 }
 
 TEST(config, fills_in_defaults_for_every_absent_key)
@@ -238,6 +401,170 @@ INSTANTIATE_TEST_SUITE_P(
         return n;
     });
 
+// Lines 1-4: an interface; 5-8: a trunk on it. Proxy cases append from line 9.
+const std::string trunk_base =
+    "[[interface]]\nname = \"core\"\ndevice = \"net_null0\"\naddress = \"198.18.0.1/24\"\n"
+    "[[trunk]]\nname = \"t1\"\ninterface = \"core\"\nallow = [\"198.18.0.2\"]\n";
+// The trunk with `allow` (line 8) replaced by `lines`.
+std::string with_trunk(const std::string& lines)
+{
+    return "[[interface]]\nname = \"core\"\ndevice = \"net_null0\"\naddress = \"198.18.0.1/24\"\n"
+           "[[trunk]]\nname = \"t1\"\ninterface = \"core\"\n" + lines;
+}
+// trunk_base, then a region header (line 9) and name (line 10); `lines` from line 11.
+std::string with_region(const std::string& lines) { return trunk_base + "[[region]]\nname = \"r1\"\n" + lines; }
+// trunk_base, region r1 (lines 9-11) with one peer, group g1 (lines 12-14); `lines` from line 15.
+const std::string group_base = trunk_base + "[[region]]\nname = \"r1\"\npeers = [ { address = \"198.18.0.11:5060\" } ]\n" +
+                               "[[peer_group]]\nname = \"g1\"\nregions = [\"r1\"]\n";
+std::string with_route(const std::string& lines) { return group_base + "[[route]]\nname = \"x1\"\n" + lines; }
+std::string with_group_base(const std::string& lines) { return group_base + lines; }
+
+INSTANTIATE_TEST_SUITE_P(
+    proxy_mistakes, config_bad,
+    ::testing::Values(
+        bad_case{"trunk on an unknown interface",
+                 "[[interface]]\nname = \"core\"\ndevice = \"net_null0\"\naddress = \"198.18.0.1/24\"\n"
+                 "[[trunk]]\nname = \"t1\"\ninterface = \"cor\"\nallow = [\"198.18.0.2\"]\n",
+                 7, "trunk[0].interface", "no interface named \"cor\" (known: \"core\")"},
+        bad_case{"trunk without allow", with_trunk(""), 5, "trunk[0].allow", "missing"},
+        bad_case{"trunk with an empty allow list", with_trunk("allow = []\n"), 8, "trunk[0].allow",
+                 "at least one source prefix"},
+        bad_case{"trunk allow prefix 33", with_trunk("allow = [\"198.18.0.0/33\"]\n"), 8, "trunk[0].allow[0]",
+                 "\"A.B.C.D/N\" with N 0..32"},
+        bad_case{"trunk allow with host bits", with_trunk("allow = [\"1.2.3.4/32\", \"198.18.2.1/28\"]\n"), 8,
+                 "trunk[0].allow[1]", "did you mean \"198.18.2.0/28\""},
+        bad_case{"trunk allow not a string", with_trunk("allow = [\"1.2.3.4\", 5]\n"), 8, "trunk[0].allow[1]",
+                 "expected a string"},
+        bad_case{"trunk port 0", with_trunk("allow = [\"1.2.3.4\"]\nport = 0\n"), 9, "trunk[0].port", "1..65535"},
+        bad_case{"two trunks on one interface and port",
+                 trunk_base + "[[trunk]]\nname = \"t2\"\ninterface = \"core\"\nallow = [\"1.2.3.4\"]\n", 9,
+                 "trunk[1].port", "trunk[0] at line 5 already listens on 5060 (the default)"},
+        bad_case{"two trunks with one name",
+                 trunk_base + "[[trunk]]\nname = \"t1\"\ninterface = \"core\"\nport = 5070\nallow = [\"1.2.3.4\"]\n",
+                 10, "trunk[1].name", "already used by trunk[0] at line 5"},
+        bad_case{"trunk as a single table", "[trunk]\nname = \"x\"\n"
+                     "[[interface]]\nname = \"core\"\ndevice = \"net_null0\"\naddress = \"198.18.0.1/24\"\n",
+                 1, "trunk", "[[trunk]]"},
+        bad_case{"region with neither peers nor srv", with_region(""), 9, "region[0].peers",
+                 "missing; expected a static list"},
+        bad_case{"region with both srv and peers",
+                 with_region("srv = \"_sip._udp.x.net\"\npeers = [ { address = \"1.2.3.4\" } ]\n"), 11,
+                 "region[0].srv", "either srv or peers"},
+        bad_case{"region srv without _sip._udp", with_region("srv = \"pstn.example.net\"\n"), 11, "region[0].srv",
+                 "\"_sip._udp.<domain>\""},
+        bad_case{"region with an empty peer list", with_region("peers = []\n"), 11, "region[0].peers",
+                 "at least one peer"},
+        bad_case{"region peers as strings", with_region("peers = [\"1.2.3.4\"]\n"), 11, "region[0].peers",
+                 "expected an array of tables"},
+        bad_case{"peer port 0", with_region("peers = [ { address = \"198.18.0.11:0\" } ]\n"), 11,
+                 "region[0].peers[0].address", "port 1..65535"},
+        bad_case{"peer address a name", with_region("peers = [ { address = \"pstn.example.net:5060\" } ]\n"), 11,
+                 "region[0].peers[0].address", "\"A.B.C.D:PORT\""},
+        bad_case{"peer without address", with_region("peers = [ { priority = 1 } ]\n"), 11,
+                 "region[0].peers[0].address", "missing"},
+        bad_case{"peer priority too large", with_region("peers = [ { address = \"1.2.3.4\", priority = 70000 } ]\n"), 11,
+                 "region[0].peers[0].priority", "0..65535"},
+        bad_case{"peer key misspelt", with_region("peers = [ { address = \"1.2.3.4\", wieght = 5 } ]\n"), 11,
+                 "region[0].peers[0].wieght", "did you mean \"weight\""},
+        bad_case{"peer name with a slash", with_region("peers = [ { address = \"1.2.3.4\", name = \"a/b\" } ]\n"), 11,
+                 "region[0].peers[0].name", "letters, digits"},
+        bad_case{"one peer in two regions",
+                 with_region("peers = [ { address = \"1.2.3.4:5060\" } ]\n[[region]]\nname = \"r2\"\n"
+                             "peers = [ { address = \"1.2.3.4\" } ]\n"),
+                 14, "region[1].peers[0].address", "1.2.3.4:5060 is already region[0].peers[0] at line 11"},
+        bad_case{"two peers with one name",
+                 with_region("peers = [ { address = \"1.2.3.4\", name = \"p\" },\n"
+                             "          { address = \"1.2.3.5\", name = \"p\" } ]\n"),
+                 12, "region[0].peers[1].name", "already used by region[0].peers[0]"},
+        bad_case{"region probe unknown", with_region("srv = \"_sip._udp.x.net\"\nprobe = \"sip\"\n"), 12,
+                 "region[0].probe", "expected \"options\" or \"none\", got \"sip\""},
+        bad_case{"region trunk unknown", with_region("srv = \"_sip._udp.x.net\"\ntrunk = \"t9\"\n"), 12,
+                 "region[0].trunk", "no trunk named \"t9\" (known: \"t1\")"},
+        bad_case{"two regions with one name",
+                 with_region("srv = \"_sip._udp.x.net\"\n[[region]]\nname = \"r1\"\nsrv = \"_sip._udp.y.net\"\n"), 13,
+                 "region[1].name", "already used by region[0] at line 9"},
+        bad_case{"regions without any trunk",
+                 "[[interface]]\nname = \"core\"\ndevice = \"net_null0\"\naddress = \"198.18.0.1/24\"\n"
+                 "[[region]]\nname = \"r1\"\nsrv = \"_sip._udp.x.net\"\n",
+                 5, "trunk", "at least one [[trunk]]"},
+        bad_case{"peer group with an unknown region",
+                 with_group_base("[[peer_group]]\nname = \"g2\"\nregions = [\"r1\", \"r9\"]\n"), 17,
+                 "peer_group[1].regions[1]", "no region named \"r9\" (known: \"r1\")"},
+        bad_case{"peer group with a region twice",
+                 with_group_base("[[peer_group]]\nname = \"g2\"\nregions = [\"r1\", \"r1\"]\n"), 17,
+                 "peer_group[1].regions[1]", "each region once"},
+        bad_case{"peer group without regions", with_group_base("[[peer_group]]\nname = \"g2\"\nregions = []\n"), 17,
+                 "peer_group[1].regions", "at least one region"},
+        bad_case{"peer group regions missing", with_group_base("[[peer_group]]\nname = \"g2\"\n"), 15,
+                 "peer_group[1].regions", "missing"},
+        bad_case{"peer group selector unknown",
+                 with_group_base("[[peer_group]]\nname = \"g2\"\nregions = [\"r1\"]\nselector = \"random\"\n"), 18,
+                 "peer_group[1].selector", "\"srv\", \"round_robin\", \"least_calls\" or \"hash_call_id\""},
+        bad_case{"two peer groups with one name", with_group_base("[[peer_group]]\nname = \"g1\"\nregions = [\"r1\"]\n"),
+                 16, "peer_group[1].name", "already used by peer_group[0] at line 12"},
+        bad_case{"route to an unknown peer group", with_route("peer_group = \"x\"\n"), 17, "route[0].peer_group",
+                 "no peer_group named \"x\""},
+        bad_case{"route without peer group", with_route(""), 15, "route[0].peer_group", "missing"},
+        bad_case{"route match field unknown",
+                 with_route("peer_group = \"g1\"\nmatch = { field = \"ruri\", pattern = \"1\" }\n"), 18,
+                 "route[0].match.field", "\"ruri_user\", \"from_user\", \"to_user\" or \"trunk\""},
+        bad_case{"route match with an empty pattern",
+                 with_route("peer_group = \"g1\"\nmatch = { field = \"to_user\", pattern = \"\" }\n"), 18,
+                 "route[0].match.pattern", "non-empty"},
+        bad_case{"route match without pattern", with_route("peer_group = \"g1\"\nmatch = { field = \"to_user\" }\n"),
+                 18, "route[0].match.pattern", "missing"},
+        bad_case{"route match as a string", with_route("peer_group = \"g1\"\nmatch = \".*\"\n"), 18, "route[0].match",
+                 "expected an inline table"},
+        bad_case{"route match key unknown",
+                 with_route("peer_group = \"g1\"\nmatch = { field = \"trunk\", pattern = \"t\", flags = \"i\" }\n"), 18,
+                 "route[0].match.flags", "unknown key"},
+        bad_case{"two routes without match",
+                 with_route("peer_group = \"g1\"\n[[route]]\nname = \"x2\"\npeer_group = \"g1\"\n"), 18,
+                 "route[1].match", "route[0] at line 15 is already the default route"},
+        bad_case{"two routes with one name",
+                 with_route("peer_group = \"g1\"\n[[route]]\nname = \"x1\"\npeer_group = \"g1\"\n"
+                            "match = { field = \"trunk\", pattern = \"t1\" }\n"),
+                 19, "route[1].name", "already used by route[0] at line 15"},
+        bad_case{"retry code below 400", with_interface("[retry]\ncodes = [503, 399]\n", good_address), 2,
+                 "retry.codes[1]", "400..699, got 399"},
+        bad_case{"retry code twice", with_interface("[retry]\ncodes = [503, 503]\n", good_address), 2,
+                 "retry.codes[1]", "each code once"},
+        bad_case{"retry codes empty", with_interface("[retry]\ncodes = []\n", good_address), 2, "retry.codes",
+                 "at least one code"},
+        bad_case{"retry code a string", with_interface("[retry]\ncodes = [\"503\"]\n", good_address), 2,
+                 "retry.codes[0]", "expected an integer"},
+        bad_case{"no-response timer too short", with_interface("[retry]\nno_response_ms = 50\n", good_address), 2,
+                 "retry.no_response_ms", "100..32000"},
+        bad_case{"max attempts 0", with_interface("[retry]\nmax_attempts = 0\n", good_address), 2,
+                 "retry.max_attempts", "1..16"},
+        bad_case{"max attempts 17", with_interface("[retry]\nmax_attempts = 17\n", good_address), 2,
+                 "retry.max_attempts", "1..16"},
+        bad_case{"after_provisional not a boolean", with_interface("[retry]\nafter_provisional = 1\n", good_address),
+                 2, "retry.after_provisional", "true or false"},
+        bad_case{"retry as an array of tables", with_interface("[[retry]]\nmax_attempts = 2\n", good_address), 1,
+                 "retry", "expected a table written [retry]"},
+        bad_case{"too few transactions", with_interface("[limits]\ntransactions_per_worker = 1000\n", good_address),
+                 2, "limits.transactions_per_worker", "1024..4194304"},
+        bad_case{"too many dialogs", with_interface("[limits]\ndialogs_per_worker = 4194305\n", good_address), 2,
+                 "limits.dialogs_per_worker", "1024..4194304"},
+        bad_case{"probe timeout longer than the interval",
+                 with_interface("[health]\noptions_interval_ms = 500\noptions_timeout_ms = 800\n", good_address), 3,
+                 "health.options_timeout_ms", "at most options_interval_ms (500)"},
+        bad_case{"accepted code 99", with_interface("[health]\naccepted_codes = [200, 99]\n", good_address), 2,
+                 "health.accepted_codes[1]", "100..699"},
+        bad_case{"down_after 0", with_interface("[health]\ndown_after = 0\n", good_address), 2, "health.down_after",
+                 "1..100"},
+        bad_case{"retest interval too short", with_interface("[health]\nretest_interval_ms = 10\n", good_address), 2,
+                 "health.retest_interval_ms", "1000..3600000"},
+        bad_case{"health key misspelt", with_interface("[health]\nup_afterr = 2\n", good_address), 2,
+                 "health.up_afterr", "did you mean \"up_after\""}),
+    [](const ::testing::TestParamInfo<bad_case>& info) {
+        std::string n = info.param.description;
+        for (char& ch : n)
+            if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+        return n;
+    });
+
 TEST(config, reports_every_mistake_in_file_order_not_just_the_first)
 {
     auto r = parse_config(with_interface("[node]\nworkers = 0\nbogus = 1\n",
@@ -253,7 +580,7 @@ TEST(config, reports_every_mistake_in_file_order_not_just_the_first)
 
 TEST(config, accepts_sections_that_later_issues_parse)
 {
-    auto r = parse_config(with_interface("[health]\nwhatever = 1\n[[region]]\nname = \"r1\"\n[dns]\nservers = []\n",
+    auto r = parse_config(with_interface("[self]\nwhatever = 1\n[media]\nlatching = \"x\"\n[dns]\nservers = []\n",
                                          good_address),
                           "later.toml");
     EXPECT_TRUE(r.errors.empty()) << r.errors[0].to_string();
