@@ -197,16 +197,21 @@ declare -A US_PER_CALL FO_FAILED
 US_PER_CALL[sbcd]=na; US_PER_CALL[kamailio]=na; FO_FAILED[sbcd]=na; FO_FAILED[kamailio]=na
 
 steady_run() {
-  local target=$1 dir="$OUT/$1/steady" calls rc=0 cpu0 cpu1 ok failed p50 p99 max slow lost
+  local target=$1 dir="$OUT/$1/steady" calls rc=0 cpu0 cpu1 split0= split1= ok failed p50 p99 max slow lost
   calls=$((RATE * SECONDS_RUN))
   log "$target: steady run, $RATE calls/s for $SECONDS_RUN s ($calls calls, hold $HOLD_MS ms)"
   proxy_up "$target" "$dir"
   peers_up "$dir" $((SECONDS_RUN + 120))
   sleep 1
   cpu0=$(proxy_cpu_seconds "$target")
+  [ "$target" != kamailio ] || split0=$(proc_tree_cpu_split "$KAMAILIO_PID")
   sipp_uac_run "$dir/uac" "$RATE" "$calls" $((SECONDS_RUN + HOLD_MS / 1000 + 60)) uac.xml \
     -s 1000 -d "$HOLD_MS" -l $((RATE * (HOLD_MS / 1000 + 3))) || rc=$?
   cpu1=$(proxy_cpu_seconds "$target")
+  if [ "$target" = kamailio ]; then
+    split1=$(proc_tree_cpu_split "$KAMAILIO_PID")
+    log "kamailio: CPU user/system s: $(awk -v a="$split0" -v b="$split1" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.2f / %.2f", y[1] - x[1], y[2] - x[2] }')"
+  fi
   read -r ok failed < <(sipp_counts "$dir/uac")
   read -r p50 p99 max slow < <(rtt_summary "$dir/uac")
   lost=$(sipp_bye_lost "$dir/uac" || true)

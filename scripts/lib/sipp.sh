@@ -244,24 +244,27 @@ kamailio_stop() {
 }
 
 # proc_tree_cpu_seconds PID: utime+stime (seconds) of PID and all its descendants now.
-proc_tree_cpu_seconds() {
-  local root=$1 hz
+proc_tree_cpu_seconds() { proc_tree_cpu_split "$1" | awk '{ printf "%.2f\n", $1 + $2 }'; }
+
+# proc_tree_cpu_split PID: "USER_S SYSTEM_S" of PID and all its descendants now.
+proc_tree_cpu_split() {
+  local root=$1 hz s line
   hz=$(getconf CLK_TCK)
-  # /proc/P/stat: field 2 (comm) may hold spaces; strip up to the last ')' first.
+  # /proc/P/stat: field 2 (comm) may hold spaces; strip up to the last ')' first. After
+  # that and with the PID put in front: $3 = ppid, $13 = utime, $14 = stime (ticks).
   for s in /proc/[0-9]*/stat; do
-    local line
     line=$(cat "$s" 2>/dev/null) || continue
     echo "${s//[^0-9]/} ${line##*) }"
   done | awk -v root="$root" -v hz="$hz" '
-    { pid = $1; ppid[pid] = $3; cpu[pid] = $13 + $14 }
+    { pid = $1; ppid[pid] = $3; ut[pid] = $13; st[pid] = $14 }
     END {
-      total = 0
-      for (p in cpu) {
+      u = 0; k = 0
+      for (p in ut) {
         q = p
         for (depth = 0; depth < 64 && q != "" && q != 0; depth++) {
-          if (q == root) { total += cpu[p]; break }
+          if (q == root) { u += ut[p]; k += st[p]; break }
           q = ppid[q]
         }
       }
-      printf "%.2f\n", total / hz }'
+      printf "%.2f %.2f\n", u / hz, k / hz }'
 }
