@@ -78,4 +78,9 @@ void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pk
     if (l4.udp.n != 0) udp_stage(w, snap, l4.udp);
 }
 
+uint32_t poll_worker(worker&, const snapshot&, uint64_t) noexcept
+{
+    return 0;  // handoff rings and proxy timers arrive with the SIP stage
+}
+
 }  // namespace sbc::dataplane

@@ -237,7 +237,7 @@ bool launch_workers(dataplane_runtime& rt, std::string& error)
         int rc = rte_eal_remote_launch(
             [](void* arg) -> int {
                 auto* wk = static_cast<worker*>(arg);
-                run_loop(*wk, process_burst);
+                run_loop(*wk, production{});
                 return 0;
             },
             w.get(), w->lcore);

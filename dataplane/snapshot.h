@@ -4,12 +4,14 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "dataplane/rcu.h"
+#include "sip-fastpath/proxy_tables.h"
 
 namespace sbc::dataplane {
 
@@ -35,6 +37,8 @@ struct snapshot {
     rcu_head rcu{};              ///< for deferred free; must stay the first member
     uint64_t generation = 0;     ///< increases with every publish
     std::vector<interface_info> interfaces;
+    /// Trunks, peers, routes, retry policy; null when the config has no SIP service.
+    std::shared_ptr<const sip::proxy_tables> proxy;
     /// interface index by (port, vlan): port_vlan_index[port] lists the interfaces on that port.
     std::array<std::array<uint16_t, 4>, 32> by_port{};
 

@@ -19,8 +19,20 @@ struct l4_bursts {
 };
 
 /// Production processing of one received burst: Ethernet/VLAN classify, then ARP, IPv4,
-/// fragments, ICMP and UDP stages. Passed to run_loop.
+/// fragments, ICMP and UDP stages.
 void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n) noexcept;
+
+/// Per-iteration work of the production loop: handed-off SIP datagrams and proxy timers.
+uint32_t poll_worker(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept;
+
+/// The production processor for run_loop.
+struct production {
+    void burst(worker& w, const snapshot& s, uint16_t port, rte_mbuf** p, uint16_t n) noexcept
+    {
+        process_burst(w, s, port, p, n);
+    }
+    uint32_t poll(worker& w, const snapshot& s, uint64_t now_tsc) noexcept { return poll_worker(w, s, now_tsc); }
+};
 
 /// Splits a received burst by EtherType after stripping Ethernet/802.1Q; sets m->l2_len and
 /// m->vlan_tci. Drops what no interface takes.

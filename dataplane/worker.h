@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <atomic>
 #include <cstdint>
 #include <span>
@@ -17,6 +18,7 @@
 #include "dataplane/neighbour.h"
 #include "dataplane/rcu.h"
 #include "dataplane/snapshot.h"
+#include "sip-fastpath/proxy.h"
 
 namespace sbc::dataplane {
 
@@ -41,6 +43,7 @@ struct sub_burst {
 struct shared_state {
     snapshot_slot snap;             ///< published by the control core under RCU
     neighbour_table neighbours;     ///< written by the control core only
+    sip::peer_health peer_health;   ///< health words by peer id, flipped by the control core
     std::atomic<bool> stop{false};  ///< set by the control core; workers leave their loop
 };
 
@@ -56,6 +59,11 @@ struct worker {
     rte_mempool* pool = nullptr;
     rte_ip_frag_tbl* frag_table = nullptr;
     rte_ip_frag_death_row death_row{};
+    std::unique_ptr<sip::proxy> proxy;  ///< this worker's calls (sip_stage.cc)
+    std::unique_ptr<sip::outbox> outbox;
+    std::array<rte_ring*, 64> handoff_in{};   ///< from worker i to this one (SP/SC), null for itself
+    std::array<rte_ring*, 64> handoff_out{};  ///< from this one to worker i
+    uint64_t tsc_per_ms = 1;
     worker_counters counters;
     // Per-loop tallies, plain fields of the owner, folded into `counters` by tx_flush.
     uint64_t pending_tx_packets = 0;
@@ -80,9 +88,11 @@ uint16_t drain_inject(worker& w) noexcept;
 /// Worker only: pushes an event to the control core; a full ring is counted, never waited on.
 void post_event(worker& w, const struct event& e) noexcept;
 
-/// The polling loop. `process(worker&, const snapshot&, uint16_t port, rte_mbuf** pkts, uint16_t n)`
-/// handles one received burst; it is a template parameter so that benchmarks can run the same
-/// loop around another stage without a branch or an indirect call in the production binary.
+/// The polling loop. `process.burst(worker&, const snapshot&, uint16_t port, rte_mbuf** pkts,
+/// uint16_t n)` handles one received burst; `process.poll(worker&, const snapshot&, uint64_t
+/// now_tsc)` runs once per iteration for work that does not arrive on a port (handoff rings,
+/// timers) and returns how much it did. A template parameter, so that benchmarks run the same
+/// loop around other stages without a branch or an indirect call in the production binary.
 template <class Process>
 void run_loop(worker& w, Process&& process) noexcept
 {
@@ -109,8 +119,9 @@ void run_loop(worker& w, Process&& process) noexcept
             const uint16_t n = rte_eth_rx_burst(port, static_cast<uint16_t>(w.id), pkts.data(), burst_size);
             if (n == 0) continue;
             work += n;
-            process(w, *snap, port, pkts.data(), n);
+            process.burst(w, *snap, port, pkts.data(), n);
         }
+        work += process.poll(w, *snap, prev);
         work += drain_inject(w);
         work += tx_flush(w);
         if (w.frag_table != nullptr && w.death_row.cnt != 0) rte_ip_frag_free_death_row(&w.death_row, 3);

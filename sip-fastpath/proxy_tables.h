@@ -131,6 +131,13 @@ struct proxy_tables {
             if (trunks[i].port == port && trunks[i].address == address) return static_cast<int>(i);
         return -1;
     }
+    /// Whether any peer has this address (in-dialog requests come from peers too).
+    [[nodiscard]] bool is_peer_address(uint32_t address) const noexcept
+    {
+        for (const auto& p : peers)
+            if (p.address == address) return true;
+        return false;
+    }
     /// Index of the peer at (address, port), or no_peer.
     [[nodiscard]] uint32_t find_peer(uint32_t address, uint16_t port) const noexcept
     {

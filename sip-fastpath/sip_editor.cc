@@ -92,6 +92,19 @@ write_result edit(const message& m, const edits& e, std::span<char> out) noexcep
       ops.add(h.line.off, h.line.len);
     }
   }
+  if (e.pop_route && m.h_route != no_header) {
+    const header& h = m.headers[m.h_route];
+    value_iter it(raw, h.value);
+    span first;
+    span second;
+    error err = error::none;
+    if (!it.next(first, err)) return {error::bad_route, 0};
+    if (it.next(second, err)) {
+      ops.add(first.off, second.off - first.off);  // "<a>, <b>" -> "<b>"
+    } else {
+      ops.add(h.line.off, h.line.len);
+    }
+  }
   if (!e.record_route.empty()) {
     uint32_t at = m.h_record_route != no_header ? m.headers[m.h_record_route].line.off
                                                 : header_start;

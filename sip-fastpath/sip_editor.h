@@ -17,6 +17,7 @@ namespace sbc::sip {
 /// bytes being rewritten. Defaults change nothing.
 struct edits {
   bool pop_via = false;                  // remove the top Via value (responses)
+  bool pop_route = false;                // remove the top Route value (loose routing, 16.12)
   std::string_view push_via;             // Via value to add on top, e.g. "SIP/2.0/UDP h;branch=z9hG4bK1"
   std::string_view record_route;         // Record-Route value to add on top, e.g. "<sip:h;lr>"
   std::string_view request_uri;          // new Request-URI (requests)

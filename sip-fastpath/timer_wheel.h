@@ -29,7 +29,7 @@ public:
     void schedule(uint32_t slot, uint64_t due_ms) noexcept
     {
         cancel(slot);
-        if (due_ms < now_) due_ms = now_;
+        if (due_ms <= now_) due_ms = now_ + 1;  // the next tick visited
         node& n = nodes_[slot];
         n.due = due_ms;
         n.bucket = static_cast<uint32_t>(due_ms & (buckets - 1));
@@ -52,26 +52,29 @@ public:
     }
 
     /// Moves time to `now_ms`, calling fire(slot) for every timer due by then (a timer is
-    /// disarmed before its callback, which may re-arm it). Visits at most `max_ticks`
-    /// buckets per call so that a long pause cannot stall the loop; the rest follows on the
-    /// next calls. Returns the number of timers fired.
-    template <class Fire>
-    uint32_t advance(uint64_t now_ms, Fire&& fire, uint32_t max_ticks = 64) noexcept
+    /// disarmed before its callback, which may re-arm it, but must not touch other slots).
+    /// Visits at most `max_ticks` buckets per call so that a long pause cannot stall the
+    /// loop, and stops early when more() turns false (the caller's output is full); the
+    /// rest follows on the next calls. Returns the number of timers fired.
+    template <class Fire, class More>
+    uint32_t advance(uint64_t now_ms, Fire&& fire, More&& more, uint32_t max_ticks = 64) noexcept
     {
         uint32_t fired = 0;
         for (uint32_t t = 0; now_ < now_ms && t < max_ticks; ++t) {
-            ++now_;
-            const uint32_t b = static_cast<uint32_t>(now_ & (buckets - 1));
+            const uint64_t tick = now_ + 1;
+            const uint32_t b = static_cast<uint32_t>(tick & (buckets - 1));
             uint32_t s = head_[b];
             while (s != none) {
                 const uint32_t next = nodes_[s].next;
-                if (nodes_[s].due <= now_) {
+                if (nodes_[s].due <= tick) {
+                    if (!more()) return fired;  // this tick is visited again next time
                     cancel(s);
                     fire(s);
                     ++fired;
                 }
                 s = next;
             }
+            now_ = tick;
         }
         return fired;
     }

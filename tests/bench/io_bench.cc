@@ -33,7 +33,8 @@ namespace dp = sbc::dataplane;
 
 /// The bench-only stage: testpmd's macswap, sending each burst to the paired port.
 struct macswap_stage {
-    void operator()(dp::worker& w, const dp::snapshot&, uint16_t port, rte_mbuf** pkts, uint16_t n) const noexcept
+    uint32_t poll(dp::worker&, const dp::snapshot&, uint64_t) const noexcept { return 0; }
+    void burst(dp::worker& w, const dp::snapshot&, uint16_t port, rte_mbuf** pkts, uint16_t n) const noexcept
     {
         const uint16_t out = port == w.ports[0] ? w.ports[1] : w.ports[0];
         for (uint16_t i = 0; i < n; ++i) {

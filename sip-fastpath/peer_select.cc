@@ -1,0 +1,90 @@
+// Peer selection (see peer_select.h). Worker only.
+#include "sip-fastpath/peer_select.h"
+
+#include <algorithm>
+
+namespace sbc::sip {
+
+namespace {
+
+bool was_tried(std::span<const uint32_t> tried, uint32_t id) noexcept
+{
+    return std::find(tried.begin(), tried.end(), id) != tried.end();
+}
+
+}  // namespace
+
+uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t region, selector sel,
+                     std::span<const uint32_t> tried, uint64_t call_hash, select_state& st,
+                     std::span<const std::atomic<uint32_t>> active) noexcept
+{
+    if (region >= t.regions.size()) return no_peer;
+    const auto& members = t.regions[region].peers;
+    // Candidates: available, untried, of the lowest priority value among those.
+    uint32_t best_prio = 0x10000;
+    uint32_t n = 0;
+    for (uint32_t p : members) {
+        const peer& pe = t.peers[p];
+        if (!health.available(pe.id) || was_tried(tried, t.peers[p].id)) continue;
+        if (pe.priority < best_prio) {
+            best_prio = pe.priority;
+            n = 0;
+        }
+        if (pe.priority == best_prio) ++n;
+    }
+    if (n == 0) return no_peer;
+    auto eligible = [&](uint32_t p) {
+        const peer& pe = t.peers[p];
+        return pe.priority == best_prio && health.available(pe.id) && !was_tried(tried, t.peers[p].id);
+    };
+    uint32_t pick_index = 0;  // the pick_index-th eligible peer
+    switch (sel) {
+    case selector::srv: {
+        // RFC 2782: zero-weight entries first, running sums, uniform r in [0, sum], the first
+        // entry whose running sum reaches r. All zero: every entry is equally likely.
+        uint64_t sum = 0;
+        for (uint32_t p : members)
+            if (eligible(p)) sum += t.peers[p].weight;
+        if (sum == 0) {
+            pick_index = static_cast<uint32_t>(st.next() % n);
+            break;
+        }
+        const uint64_t r = st.next() % (sum + 1);
+        uint64_t running = 0;
+        // Zero weights first: they win only when r is 0.
+        for (int pass = 0; pass < 2; ++pass) {
+            for (uint32_t p : members) {
+                if (!eligible(p)) continue;
+                const uint16_t w = t.peers[p].weight;
+                if ((pass == 0) != (w == 0)) continue;
+                running += w;
+                if (running >= r) return p;
+            }
+        }
+        return no_peer;  // unreachable: the running sum reaches sum >= r
+    }
+    case selector::round_robin: pick_index = st.rr[region % st.rr.size()]++ % n; break;
+    case selector::hash_call_id: pick_index = static_cast<uint32_t>(call_hash % n); break;
+    case selector::least_calls: {
+        uint32_t best = no_peer, best_calls = 0xffffffff;
+        for (uint32_t p : members) {
+            if (!eligible(p)) continue;
+            const uint32_t id = t.peers[p].id;
+            const uint32_t calls = id < active.size() ? active[id].load(std::memory_order_relaxed) : 0;
+            if (calls < best_calls) {
+                best_calls = calls;
+                best = p;
+            }
+        }
+        return best;
+    }
+    }
+    for (uint32_t p : members) {
+        if (!eligible(p)) continue;
+        if (pick_index == 0) return p;
+        --pick_index;
+    }
+    return no_peer;
+}
+
+}  // namespace sbc::sip

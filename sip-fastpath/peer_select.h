@@ -1,0 +1,48 @@
+// Choosing the peer for the next attempt of a call: within one region, among peers that are
+// available and not yet tried, by the group's selector (RFC 2782 by default). Worker only
+// (the selection state is per worker); pure over the tables and health words.
+#pragma once
+
+#include <cstdint>
+#include <atomic>
+#include <span>
+#include <string_view>
+
+#include "sip-fastpath/proxy_tables.h"
+
+namespace sbc::sip {
+
+/// Per-worker selection state: a random generator and round-robin positions.
+struct select_state {
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    std::array<uint32_t, 64> rr{};  ///< round-robin position per region (modulo 64)
+
+    /// xorshift64*: fast, and good enough to spread calls by weight.
+    uint64_t next() noexcept
+    {
+        rng ^= rng >> 12;
+        rng ^= rng << 25;
+        rng ^= rng >> 27;
+        return rng * 2685821657736338717ull;
+    }
+};
+
+/// Picks a peer of region `region` for a call: the available, untried peers of the lowest
+/// priority value, chosen by `sel`; `active` is this worker's active calls per peer id. `tried` holds peer ids (stable across snapshots). `active` (may be empty) gives active calls per peer id
+/// for least_calls; `call_hash` is used by hash_call_id. Returns a peer index or no_peer.
+uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t region, selector sel,
+                     std::span<const uint32_t> tried, uint64_t call_hash, select_state& st,
+                     std::span<const std::atomic<uint32_t>> active = {}) noexcept;
+
+/// 64-bit FNV-1a, for Call-ID and branch keys.
+constexpr uint64_t hash_bytes(std::string_view s) noexcept
+{
+    uint64_t h = 1469598103934665603ull;
+    for (char c : s) {
+        h ^= static_cast<uint8_t>(c);
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+}  // namespace sbc::sip

@@ -1,0 +1,472 @@
+// The proxy's tables, message dispatch, stateless and in-dialog routing, and timers.
+// Call setup (INVITE and its responses) is in proxy_call.cc. Worker only.
+#include <cstring>
+
+#include "sip-fastpath/proxy_ids.h"
+#include "sip-fastpath/proxy_internal.h"
+#include "sip-fastpath/sip_editor.h"
+#include "sip-fastpath/sip_response.h"
+#include "sip-fastpath/sip_verdict.h"
+
+namespace sbc::sip {
+
+namespace {
+
+constexpr std::array<std::string_view, proxy_counter_count> counter_names{
+#define SBC_X(name, help) #name,
+    SBC_PROXY_COUNTERS(SBC_X)
+#undef SBC_X
+};
+constexpr std::array<std::string_view, proxy_counter_count> counter_helps{
+#define SBC_X(name, help) help,
+    SBC_PROXY_COUNTERS(SBC_X)
+#undef SBC_X
+};
+
+uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+
+/// URI host and port as an endpoint; false when the host is not a literal IPv4 address
+/// (the fast path does no DNS).
+bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
+{
+    uri u;
+    if (!parse_uri(raw, uri_text, u)) return false;
+    uint32_t ip;
+    if (!parse_ipv4_text(u.host.in(raw), ip)) return false;
+    ep = {ip, u.port != 0 ? u.port : uint16_t{5060}};
+    return true;
+}
+
+}  // namespace
+
+std::string_view proxy_counter_name(proxy_counter c) noexcept { return counter_names[static_cast<std::size_t>(c)]; }
+std::string_view proxy_counter_help(proxy_counter c) noexcept { return counter_helps[static_cast<std::size_t>(c)]; }
+
+proxy::dialog_table::dialog_table(uint32_t n)
+    : cap(n),
+      mask(pow2_at_least(n) - 1),
+      entries(new entry[n]),
+      heads(new uint32_t[mask + 1]),
+      free_list(new uint32_t[n]),
+      n_free(n),
+      timers(n)
+{
+    for (uint32_t i = 0; i <= mask; ++i) heads[i] = none_slot;
+    for (uint32_t i = 0; i < n; ++i) free_list[i] = n - 1 - i;
+}
+
+uint32_t proxy::dialog_table::find(uint64_t key) const noexcept
+{
+    for (uint32_t s = heads[key & mask]; s != none_slot; s = entries[s].hnext)
+        if (entries[s].callid_hash == key) return s;
+    return none_slot;
+}
+
+uint32_t proxy::dialog_table::insert(uint64_t key) noexcept
+{
+    if (n_free == 0) return none_slot;
+    const uint32_t s = free_list[--n_free];
+    entry& e = entries[s];
+    e = entry{};
+    e.callid_hash = key;
+    e.used = true;
+    e.hnext = heads[key & mask];
+    heads[key & mask] = s;
+    return s;
+}
+
+void proxy::dialog_table::erase(uint32_t s) noexcept
+{
+    uint32_t* link = &heads[entries[s].callid_hash & mask];
+    while (*link != none_slot && *link != s) link = &entries[*link].hnext;
+    if (*link == s) *link = entries[s].hnext;
+    timers.cancel(s);
+    entries[s].used = false;
+    free_list[n_free++] = s;
+}
+
+proxy::proxy(uint8_t worker, uint32_t setups, uint32_t dialogs, uint64_t seed)
+    : worker_(worker),
+      n_setups_(setups),
+      setups_(new setup[setups]),
+      buffers_(new char[std::size_t{setups} * max_out_size]),
+      free_(new uint32_t[setups]),
+      n_free_(setups),
+      index_(new uint32_t[pow2_at_least(setups)]),
+      index_mask_(pow2_at_least(setups) - 1),
+      dialogs_(std::make_unique<dialog_table>(dialogs)),
+      timers_(setups),
+      stats_(std::make_unique<proxy_stats>()),
+      msg_(std::make_unique<message>()),
+      aux_(std::make_unique<message>())
+{
+    for (uint32_t i = 0; i < setups; ++i) free_[i] = setups - 1 - i;
+    for (uint32_t i = 0; i <= index_mask_; ++i) index_[i] = none_slot;
+    select_.rng ^= seed * 0x9E3779B97F4A7C15ull + worker;
+    if (select_.rng == 0) select_.rng = 1;
+}
+
+proxy::~proxy() = default;
+
+uint32_t proxy::find_setup(uint64_t key) const noexcept
+{
+    for (uint32_t s = index_[key & index_mask_]; s != none_slot; s = setups_[s].hnext)
+        if (setups_[s].up_key == key && setups_[s].state != setup_state::free) return s;
+    return none_slot;
+}
+
+void proxy::release(uint32_t slot) noexcept
+{
+    setup& s = setups_[slot];
+    uint32_t* link = &index_[s.up_key & index_mask_];
+    while (*link != none_slot && *link != slot) link = &setups_[*link].hnext;
+    if (*link == slot) *link = s.hnext;
+    timers_.cancel(slot);
+    if (s.peer_id != no_peer) {
+        auto& a = stats_->active_by_peer[s.peer_id];
+        a.store(a.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    }
+    s.state = setup_state::free;
+    free_[n_free_++] = slot;
+    stats_->setups_active.store(n_setups_ - n_free_, std::memory_order_relaxed);
+}
+
+void proxy::arm(uint32_t slot) noexcept
+{
+    const setup& s = setups_[slot];
+    uint64_t due = 0;
+    for (uint64_t t : {s.t_retransmit, s.t_no_response, s.t_give_up, s.t_release})
+        if (t != 0 && (due == 0 || t < due)) due = t;
+    if (due == 0)
+        timers_.cancel(slot);
+    else
+        timers_.schedule(slot, due);
+}
+
+int message_owner(const message& m) noexcept
+{
+    if (m.is_response()) {
+        if (!m.has_top_via) return -1;
+        const std::string_view b = m.text(m.top_via.branch);
+        txn_id id;
+        if (read_branch(b, id)) return id.worker;
+        return stateless_owner(b);
+    }
+    // Requests inside a dialog carry our Record-Route as their top Route: ;w= names the
+    // worker that owns the dialog.
+    if (m.h_route == no_header) return -1;
+    name_addr na;
+    if (parse_name_addr(m.raw, m.headers[m.h_route].value, na, error::bad_route) != error::none) return -1;
+    uri u;
+    if (!parse_uri(m.raw, na.uri_text, u)) return -1;
+    bool found = false;
+    const std::string_view w = param_value(u.params.in(m.raw), "w", found);
+    uint64_t v;
+    if (!found || !get_hex(w, v)) return -1;
+    return static_cast<int>(v);
+}
+
+void proxy::respond(const arrival& a, uint16_t code, std::string_view reason, outbox& out, bool retry_after,
+                    uint32_t retry_after_s) noexcept
+{
+    out_datagram* d = out.next();
+    if (d == nullptr) {
+        stats_->add(proxy_counter::outbox_full);
+        return;
+    }
+    char tag[12];
+    put_hex(tag, hash_bytes(msg_->call_id()) ^ worker_, 12);
+    response_spec spec;
+    spec.code = code;
+    spec.reason = reason;
+    spec.to_tag = std::string_view(tag, 12);
+    spec.has_retry_after = retry_after;
+    spec.retry_after = retry_after_s;
+    const write_result r = build_response(*msg_, spec, d->data);
+    if (r.ok()) out.commit(a.local, a.src, r.len);
+}
+
+void proxy::on_datagram(const proxy_tables& t, const peer_health& h, std::string_view payload, const arrival& a,
+                        outbox& out) noexcept
+{
+    parse(payload, *msg_);
+    on_parsed(t, h, a, out);
+}
+
+void proxy::on_parsed(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+{
+    // Only trunk sources and known peers may talk to us; others get no answer at all.
+    if (a.trunk < t.trunks.size() && !t.trunks[a.trunk].allows(a.src.ip) && !t.is_peer_address(a.src.ip)) {
+        stats_->add(proxy_counter::source_denied);
+        return;
+    }
+    const verdict v = proxy_verdict(*msg_);
+    if (msg_->is_response()) {
+        stats_->add(proxy_counter::responses);
+        if (v.act != action::forward) {
+            stats_->add(proxy_counter::malformed_dropped);
+            return;
+        }
+        on_response(t, h, a, out);
+        return;
+    }
+    stats_->add(proxy_counter::requests);
+    if (v.act == action::respond) {
+        stats_->add(proxy_counter::rejected);
+        respond(a, v.code, v.reason, out);
+        return;
+    }
+    if (v.act == action::drop) {
+        stats_->add(proxy_counter::malformed_dropped);
+        return;
+    }
+    on_request(t, h, a, out);
+}
+
+void proxy::on_request(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+{
+    const message& m = *msg_;
+    // A request whose top Route is ours is routed by the route set (in-dialog, RFC 3261
+    // 16.4); this also covers ACK for 2xx and every request a peer sends back to the caller.
+    if (m.h_route != no_header && forward_in_dialog(t, a, out)) return;
+    const bool has_to_tag = m.to.has_tag;
+    switch (m.req_method) {
+    case method::invite:
+        if (!has_to_tag) {
+            new_invite(t, h, a, out);
+            return;
+        }
+        break;
+    case method::cancel: on_cancel(a, out); return;
+    case method::ack: {
+        const uint32_t s = find_setup(hash_bytes(m.text(m.top_via.branch)) ^ (uint64_t{a.src.ip} << 16 | a.src.port));
+        if (s != none_slot && setups_[s].state == setup_state::completed) {
+            setup& st = setups_[s];
+            st.state = setup_state::lingering;
+            st.t_retransmit = 0;
+            st.t_release = a.now_ms + linger_ms;
+            arm(s);
+        }
+        stats_->add(proxy_counter::acks_absorbed);
+        return;
+    }
+    default: break;
+    }
+    if (m.req_method == method::options && !has_to_tag && m.ruri.user.empty()) {
+        // OPTIONS to the SBC itself (no user part): its own health answer.
+        stats_->add(proxy_counter::options_answered);
+        respond(a, 200, {}, out);
+        return;
+    }
+    if (has_to_tag) {
+        // In-dialog without our Route: not a dialog we are in.
+        respond(a, 481, {}, out);
+        return;
+    }
+    // Other requests outside a dialog: routed like INVITE, forwarded statelessly once.
+    new_invite(t, h, a, out);
+}
+
+bool proxy::forward_in_dialog(const proxy_tables&, const arrival& a, outbox& out) noexcept
+{
+    const message& m = *msg_;
+    name_addr top;
+    if (parse_name_addr(m.raw, m.headers[m.h_route].value, top, error::bad_route) != error::none) return false;
+    endpoint route_ep;
+    if (!uri_endpoint(m.raw, top.uri_text, route_ep) || !(route_ep == a.local)) return false;
+    // Next hop: the next Route value, else the Request-URI.
+    endpoint next;
+    bool have_next = false;
+    {
+        uint32_t pos = top.uri_text.end();
+        // Find a second Route element: in the same header after a comma, or the next Route header.
+        const header& h = m.headers[m.h_route];
+        const std::string_view rest = m.raw.substr(pos, h.value.end() - pos);
+        const std::size_t comma = rest.find(',');
+        span second_value{};
+        if (comma != std::string_view::npos) {
+            second_value = make_span(pos + comma + 1, h.value.end());
+        } else {
+            for (unsigned i = m.h_route + 1u; i < m.header_count; ++i)
+                if (m.headers[i].id == header_id::route) {
+                    second_value = m.headers[i].value;
+                    break;
+                }
+        }
+        if (second_value.len != 0) {
+            name_addr na;
+            if (parse_name_addr(m.raw, second_value, na, error::bad_route) == error::none &&
+                uri_endpoint(m.raw, na.uri_text, next))
+                have_next = true;
+        }
+    }
+    if (!have_next && !uri_endpoint(m.raw, m.request_uri, next)) {
+        stats_->add(proxy_counter::rejected);
+        respond(a, 404, "Not Found (next hop is not an IPv4 address)", out);
+        return true;
+    }
+    stats_->add(proxy_counter::in_dialog);
+    if (m.req_method == method::bye) dialog_bye(hash_bytes(m.call_id()), a.now_ms);
+    out_datagram* d = out.next();
+    if (d == nullptr) {
+        stats_->add(proxy_counter::outbox_full);
+        return true;
+    }
+    // Our Via: a stateless branch derived from the incoming one, and where to send the
+    // response back (the request's source, which also covers callers behind NAT).
+    char branch[32];
+    char* b = branch;
+    std::memcpy(b, branch_stateless.data(), branch_stateless.size());
+    b += branch_stateless.size();
+    b = put_hex(b, worker_, 2);
+    b = put_hex(b, hash_bytes(m.text(m.top_via.branch)) ^ (uint64_t{a.src.ip} << 16 | a.src.port), 12);
+    char via[160];
+    const std::size_t via_len = write_via(via, a.local, std::string_view(branch, static_cast<std::size_t>(b - branch)), a.src);
+    edits e;
+    e.pop_route = true;
+    e.decrement_max_forwards = true;
+    // ACK for 2xx gets no response: it goes on without a Via of ours.
+    if (m.req_method != method::ack) e.push_via = std::string_view(via, via_len);
+    const write_result r = edit(m, e, d->data);
+    if (!r.ok()) return true;
+    out.commit(a.local, next, r.len);
+    return true;
+}
+
+std::size_t proxy::write_via(char* out, endpoint local, std::string_view branch, endpoint src) noexcept
+{
+    char* p = out;
+    auto put = [&p](std::string_view s) {
+        std::memcpy(p, s.data(), s.size());
+        p += s.size();
+    };
+    put("SIP/2.0/UDP ");
+    p = put_ipv4(p, local.ip);
+    *p++ = ':';
+    char port[8];
+    char* e = port + sizeof port;
+    char* q = e;
+    uint32_t v = local.port;
+    do {
+        *--q = static_cast<char>('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    put(std::string_view(q, static_cast<std::size_t>(e - q)));
+    put(";branch=");
+    put(branch);
+    put(";sbc-src=");
+    p = put_hex(p, src.ip, 8);
+    *p++ = '.';
+    p = put_hex(p, src.port, 4);
+    return static_cast<std::size_t>(p - out);
+}
+
+bool proxy::relay_by_via(const arrival& a, outbox& out) noexcept
+{
+    // A response to something we forwarded statelessly: our Via says where it goes.
+    const message& m = *msg_;
+    bool found = false;
+    const std::string_view src = param_value(m.text(m.top_via.params), "sbc-src", found);
+    uint64_t ip, port;
+    if (!found || src.size() != 13 || src[8] != '.' || !get_hex(src.substr(0, 8), ip) ||
+        !get_hex(src.substr(9, 4), port))
+        return false;
+    out_datagram* d = out.next();
+    if (d == nullptr) {
+        stats_->add(proxy_counter::outbox_full);
+        return true;
+    }
+    edits e;
+    e.pop_via = true;
+    const write_result r = edit(m, e, d->data);
+    if (!r.ok()) return true;
+    out.commit(a.local, endpoint{static_cast<uint32_t>(ip), static_cast<uint16_t>(port)}, r.len);
+    stats_->add(proxy_counter::relayed_stateless);
+    if (m.cseq_method == method::bye && m.status >= 200) dialog_bye(hash_bytes(m.call_id()), 0);
+    return true;
+}
+
+void proxy::on_response(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+{
+    const message& m = *msg_;
+    txn_id id;
+    if (m.has_top_via && read_branch(m.text(m.top_via.branch), id) && id.worker == worker_ && id.slot < n_setups_) {
+        setup& s = setups_[id.slot];
+        if (s.state != setup_state::free && s.gen == id.gen && s.attempt == id.attempt &&
+            m.cseq_method == method::invite) {
+            invite_response(t, h, id.slot, a, out);
+            return;
+        }
+        if (m.cseq_method == method::cancel) return;  // 200 to our CANCEL: nothing to do
+        if (m.status >= 200 && m.status < 300 && m.cseq_method == method::invite) {
+            // A 2xx retransmission after the setup ended (or from an abandoned attempt):
+            // proxies forward 2xx statelessly; our Via's sbc-src names the caller.
+            if (!relay_by_via(a, out)) stats_->add(proxy_counter::stale_responses);
+            return;
+        }
+        stats_->add(proxy_counter::stale_responses);
+        return;
+    }
+    if (m.has_top_via && relay_by_via(a, out)) return;
+    stats_->add(proxy_counter::stale_responses);
+}
+
+void proxy::on_tick(const proxy_tables& t, const peer_health& h, uint64_t now_ms, outbox& out) noexcept
+{
+    if (timers_.now() == 0) timers_.start(now_ms);
+    timers_.advance(
+        now_ms, [&](uint32_t slot) { fire(t, h, slot, now_ms, out); }, [&] { return out.room(); });
+    if (dialogs_->timers.now() == 0) dialogs_->timers.start(now_ms);
+    dialogs_->timers.advance(
+        now_ms,
+        [&](uint32_t slot) {
+            // A BYE that never got its 200: the dialog is over anyway.
+            if (dialogs_->entries[slot].used) {
+                dialog_bye(dialogs_->entries[slot].callid_hash, 0);
+            }
+        },
+        [] { return true; });
+}
+
+void proxy::dialog_started(uint64_t key, uint32_t peer_id, uint64_t) noexcept
+{
+    if (dialogs_->find(key) != none_slot) return;
+    const uint32_t d = dialogs_->insert(key);
+    if (d == none_slot) return;  // counted as a call without dialog state; nothing breaks
+    dialogs_->entries[d].peer_id = peer_id;
+    stats_->add(proxy_counter::dialogs_created);
+    stats_->dialogs_active.store(dialogs_->cap - dialogs_->n_free, std::memory_order_relaxed);
+    if (peer_id != no_peer) {
+        auto& c = stats_->active_by_peer[peer_id];
+        c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+}
+
+void proxy::dialog_bye(uint64_t key, uint64_t now) noexcept
+{
+    const uint32_t d = dialogs_->find(key);
+    if (d == none_slot) return;
+    auto& e = dialogs_->entries[d];
+    if (now != 0 && !e.ending) {
+        // BYE seen: the dialog ends with its 200, or after bye_wait_ms without one.
+        e.ending = true;
+        if (dialogs_->timers.now() == 0) dialogs_->timers.start(now);
+        dialogs_->timers.schedule(d, now + bye_wait_ms);
+        return;
+    }
+    if (now != 0) return;
+    if (e.peer_id != no_peer) {
+        auto& c = stats_->active_by_peer[e.peer_id];
+        c.store(c.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    }
+    dialogs_->erase(d);
+    stats_->add(proxy_counter::dialogs_ended);
+    stats_->dialogs_active.store(dialogs_->cap - dialogs_->n_free, std::memory_order_relaxed);
+}
+
+}  // namespace sbc::sip

@@ -1,0 +1,217 @@
+// The stateful SIP proxy of one worker: call setup (INVITE server and client transactions
+// with retry and failover across peers and regions), CANCEL, hop-by-hop ACK, in-dialog
+// requests by loose routing, stateless relay of other responses, dialogs for active calls,
+// and the timers that drive them. Pure over byte spans: datagrams in, datagrams (and events
+// for the control core) out, through an outbox the dataplane drains into mbufs.
+// Worker only: every table here belongs to the worker that created it; no heap after start,
+// no locks, no system calls.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "sip-fastpath/peer_select.h"
+#include "sip-fastpath/proxy_tables.h"
+#include "sip-fastpath/sip_message.h"
+#include "sip-fastpath/timer_wheel.h"
+
+namespace sbc::sip {
+
+struct endpoint {
+    uint32_t ip = 0;  ///< host order
+    uint16_t port = 0;
+    friend bool operator==(endpoint, endpoint) = default;
+};
+
+/// A datagram as it arrived on a trunk.
+struct arrival {
+    endpoint src;
+    endpoint local;      ///< our address and port it arrived on
+    uint16_t trunk = 0;  ///< index into proxy_tables::trunks
+    uint64_t now_ms = 0;
+};
+
+constexpr std::size_t max_out_size = 4096;
+constexpr std::size_t outbox_capacity = 64;
+
+struct out_datagram {
+    endpoint src;  ///< our address and port to send from
+    endpoint dst;
+    uint16_t len = 0;
+    std::array<char, max_out_size> data;
+};
+
+enum class peer_event_kind : uint8_t { failed, answered };
+enum class failure_cause : uint8_t { none, code, timeout, icmp };
+
+struct peer_event {
+    peer_event_kind kind = peer_event_kind::failed;
+    failure_cause cause = failure_cause::none;
+    uint16_t code = 0;
+    uint32_t peer_id = 0;
+};
+
+/// What one call into the proxy produced; the caller sends and clears it.
+struct outbox {
+    std::array<out_datagram, outbox_capacity> msgs;
+    uint32_t n = 0;
+    std::array<peer_event, outbox_capacity> events;
+    uint32_t n_events = 0;
+
+    [[nodiscard]] bool room(uint32_t k = 4) const noexcept { return n + k <= outbox_capacity; }
+    out_datagram* next() noexcept { return n < outbox_capacity ? &msgs[n] : nullptr; }
+    void commit(endpoint src, endpoint dst, uint32_t len) noexcept
+    {
+        msgs[n].src = src;
+        msgs[n].dst = dst;
+        msgs[n].len = static_cast<uint16_t>(len);
+        ++n;
+    }
+    void event(const peer_event& e) noexcept
+    {
+        if (n_events < events.size()) events[n_events++] = e;
+    }
+    void clear() noexcept { n = n_events = 0; }
+};
+
+/// The proxy's counters, one writer (the worker); other threads read them relaxed.
+#define SBC_PROXY_COUNTERS(X)                                                            \
+    X(requests, "SIP requests received")                                                 \
+    X(source_denied, "messages from a source the trunk does not allow (dropped, no answer)") \
+    X(responses, "SIP responses received")                                               \
+    X(invites, "new INVITEs (calls offered)")                                            \
+    X(calls_answered, "calls answered (2xx relayed)")                                    \
+    X(calls_failed, "calls that ended with a final failure upstream")                    \
+    X(calls_cancelled, "calls cancelled by the caller")                                  \
+    X(retries_code, "attempts retried after a retryable final response")                 \
+    X(retries_timeout, "attempts retried after the no-response timer")                   \
+    X(retries_icmp, "attempts retried after ICMP unreachable")                          \
+    X(failover_region, "calls moved to the next region")                                \
+    X(exhausted, "calls that ran out of peers (503 sent)")                              \
+    X(no_route, "requests no route matched (404 sent)")                                  \
+    X(table_full, "requests refused because the call table was full (503 sent)")        \
+    X(rejected, "requests answered with an error by the verdict (400, 483, ...)")       \
+    X(malformed_dropped, "malformed messages dropped")                                   \
+    X(retransmissions_absorbed, "request retransmissions answered from state")           \
+    X(stale_responses, "responses for no known transaction")                             \
+    X(relayed_stateless, "responses and requests relayed without transaction state")    \
+    X(in_dialog, "in-dialog requests routed by Route")                                   \
+    X(options_answered, "OPTIONS addressed to the SBC answered")                         \
+    X(acks_absorbed, "ACKs for non-2xx finals absorbed")                                 \
+    X(retransmits_sent, "requests or responses we retransmitted")                        \
+    X(dialogs_created, "dialogs created")                                                \
+    X(dialogs_ended, "dialogs ended")                                                    \
+    X(outbox_full, "messages not sent because the outbox was full")
+
+enum class proxy_counter : uint8_t {
+#define SBC_X(name, help) name,
+    SBC_PROXY_COUNTERS(SBC_X)
+#undef SBC_X
+        count_
+};
+constexpr std::size_t proxy_counter_count = static_cast<std::size_t>(proxy_counter::count_);
+std::string_view proxy_counter_name(proxy_counter c) noexcept;
+std::string_view proxy_counter_help(proxy_counter c) noexcept;
+
+struct proxy_stats {
+    std::array<std::atomic<uint64_t>, proxy_counter_count> c{};
+    std::atomic<uint64_t> setups_active{0};
+    std::atomic<uint64_t> dialogs_active{0};
+    /// Active calls per peer id (dialogs plus setups under way on it).
+    std::array<std::atomic<uint32_t>, max_peers> active_by_peer{};
+    /// Final failures per peer id by class: [0] 4xx, [1] 5xx, [2] 6xx, [3] timeout, [4] ICMP.
+    std::array<std::array<std::atomic<uint32_t>, 5>, max_peers> failures_by_peer{};
+    std::array<std::atomic<uint32_t>, max_peers> attempts_by_peer{};
+
+    void add(proxy_counter k, uint64_t n = 1) noexcept
+    {
+        auto& a = c[static_cast<std::size_t>(k)];
+        a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+    [[nodiscard]] uint64_t get(proxy_counter k) const noexcept
+    {
+        return c[static_cast<std::size_t>(k)].load(std::memory_order_relaxed);
+    }
+};
+
+/// The worker that owns a message's state, from the branch or Record-Route parameter the
+/// SBC minted; -1 when none of ours is in it (any worker may handle it).
+int message_owner(const message& m) noexcept;
+
+class proxy {
+public:
+    proxy(uint8_t worker, uint32_t setups, uint32_t dialogs, uint64_t seed);
+    ~proxy();
+    proxy(const proxy&) = delete;
+    proxy& operator=(const proxy&) = delete;
+
+    /// A datagram arrived on a trunk: parses it, then on_parsed.
+    void on_datagram(const proxy_tables& t, const peer_health& h, std::string_view payload, const arrival& a,
+                     outbox& out) noexcept;
+    /// The message the proxy works on: a caller that must parse first (to find the owner
+    /// worker with message_owner) parses into it, then calls on_parsed, so nothing is parsed
+    /// twice. Valid until the next call into the proxy.
+    [[nodiscard]] message& parsed() noexcept { return *msg_; }
+    /// Handles parsed() as a datagram that arrived as `a`.
+    void on_parsed(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
+    /// An ICMP destination-unreachable quoting `quoted` (the start of a datagram we sent to
+    /// `to`): the attempt it belongs to is failed over at once.
+    void on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std::string_view quoted, endpoint to,
+                             uint64_t now_ms, outbox& out) noexcept;
+    /// Runs the timers due by now_ms (retransmissions, no-response, clean-up).
+    void on_tick(const proxy_tables& t, const peer_health& h, uint64_t now_ms, outbox& out) noexcept;
+
+    [[nodiscard]] const proxy_stats& stats() const noexcept { return *stats_; }
+    [[nodiscard]] uint8_t worker() const noexcept { return worker_; }
+
+    struct setup;
+    struct dialog_table;
+
+private:
+    void on_request(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
+    void on_response(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
+    void new_invite(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
+    void on_cancel(const arrival& a, outbox& out) noexcept;
+    bool forward_in_dialog(const proxy_tables& t, const arrival& a, outbox& out) noexcept;
+    void invite_response(const proxy_tables& t, const peer_health& h, uint32_t slot, const arrival& a,
+                         outbox& out) noexcept;
+    void next_attempt(const proxy_tables& t, const peer_health& h, uint32_t slot, failure_cause why, uint64_t now,
+                      outbox& out) noexcept;
+    bool send_invite(uint32_t slot, outbox& out) noexcept;
+    void send_to_peer_simple(uint32_t slot, std::string_view method, std::string_view to_value, outbox& out) noexcept;
+    void respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, outbox& out) noexcept;
+    void relay_upstream(uint32_t slot, outbox& out) noexcept;
+    bool relay_by_via(const arrival& a, outbox& out) noexcept;
+    /// Writes our Via for a request from `src` forwarded from `local`, with `branch`.
+    static std::size_t write_via(char* out, endpoint local, std::string_view branch, endpoint src) noexcept;
+    void respond(const arrival& a, uint16_t code, std::string_view reason, outbox& out, bool retry_after = false,
+                 uint32_t retry_after_s = 0) noexcept;
+    void fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uint64_t now, outbox& out) noexcept;
+    void arm(uint32_t slot) noexcept;
+    void release(uint32_t slot) noexcept;
+    void dialog_started(uint64_t callid_hash, uint32_t peer_id, uint64_t now) noexcept;
+    void dialog_bye(uint64_t callid_hash, uint64_t now) noexcept;
+    void failure(uint32_t slot, failure_cause why, uint16_t code, outbox& out) noexcept;
+    uint32_t find_setup(uint64_t up_key) const noexcept;
+
+    uint8_t worker_;
+    uint32_t n_setups_;
+    std::unique_ptr<setup[]> setups_;
+    std::unique_ptr<char[]> buffers_;   ///< one max_out_size buffer per setup
+    std::unique_ptr<uint32_t[]> free_;  ///< LIFO free list of setup slots (hot slots reused)
+    uint32_t n_free_;
+    std::unique_ptr<uint32_t[]> index_;  ///< open addressing: upstream key -> setup slot
+    uint32_t index_mask_;
+    std::unique_ptr<dialog_table> dialogs_;
+    timer_wheel timers_;
+    select_state select_;
+    std::unique_ptr<proxy_stats> stats_;
+    std::unique_ptr<message> msg_;   ///< the message being handled
+    std::unique_ptr<message> aux_;   ///< a stored INVITE re-parsed
+};
+
+}  // namespace sbc::sip

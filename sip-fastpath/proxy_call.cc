@@ -1,0 +1,476 @@
+// Call setup in the proxy: a new INVITE (100 Trying, route, first peer), its attempts across
+// the peers of a region and then the next region, the responses to each attempt (relay,
+// retry, or give up with the best answer), CANCEL, and the timers of a setup. Worker only.
+#include <cstdio>
+#include <cstring>
+
+#include "sip-fastpath/proxy_ids.h"
+#include "sip-fastpath/proxy_internal.h"
+#include "sip-fastpath/route_match.h"
+#include "sip-fastpath/sip_editor.h"
+#include "sip-fastpath/sip_response.h"
+
+namespace sbc::sip {
+
+namespace {
+
+uint64_t upstream_key(const message& m, endpoint src)
+{
+    return hash_bytes(m.text(m.top_via.branch)) ^ (uint64_t{src.ip} << 16 | src.port);
+}
+
+std::string_view user_of(std::string_view raw, span uri_text)
+{
+    uri u;
+    if (!parse_uri(raw, uri_text, u)) return {};
+    return u.user.in(raw);
+}
+
+void bump(std::atomic<uint32_t>& a, int d)
+{
+    a.store(static_cast<uint32_t>(static_cast<int>(a.load(std::memory_order_relaxed)) + d), std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+{
+    const message& m = *msg_;
+    const bool is_invite = m.req_method == method::invite;
+    const uint64_t key = upstream_key(m, a.src);
+    if (is_invite) {
+        const uint32_t known = find_setup(key);
+        if (known != none_slot) {
+            // A retransmitted INVITE: repeat what the caller last heard from us.
+            stats_->add(proxy_counter::retransmissions_absorbed);
+            setup& s = setups_[known];
+            if ((s.state == setup_state::completed || s.state == setup_state::lingering) && s.final_len != 0) {
+                if (out_datagram* d = out.next()) {
+                    std::memcpy(d->data.data(), &buffers_[std::size_t{known} * max_out_size + s.invite_len], s.final_len);
+                    out.commit(s.local, s.caller, s.final_len);
+                }
+            } else if (s.state != setup_state::lingering) {
+                respond(a, 100, {}, out);
+            }
+            return;
+        }
+        stats_->add(proxy_counter::invites);
+    }
+
+    // Route: the first route whose pattern matches its field, else the default route.
+    int route = -1;
+    if (t.matcher) {
+        const std::array<std::string_view, match_field_count> values{
+            m.ruri.user.in(m.raw), user_of(m.raw, m.from.uri_text), user_of(m.raw, m.to.uri_text),
+            a.trunk < t.trunks.size() ? std::string_view(t.trunks[a.trunk].name) : std::string_view{}};
+        route = t.matcher->match(worker_, values);
+    }
+    if (route < 0) route = t.default_route;
+    if (route < 0 || static_cast<std::size_t>(route) >= t.routes.size()) {
+        stats_->add(proxy_counter::no_route);
+        respond(a, 404, "Not Found (no route)", out);
+        return;
+    }
+    const uint16_t group = t.routes[static_cast<std::size_t>(route)].peer_group;
+
+    if (!is_invite) {
+        // Outside a dialog and not an INVITE: one stateless forward to the group's first choice.
+        const peer_group& g = t.groups[group];
+        for (uint16_t r : g.regions) {
+            const uint32_t p = select_peer(t, h, r, g.sel, {}, hash_bytes(m.call_id()), select_);
+            if (p == no_peer) continue;
+            out_datagram* d = out.next();
+            if (d == nullptr) return;
+            char branch[32];
+            char* b = branch;
+            std::memcpy(b, branch_stateless.data(), branch_stateless.size());
+            b += branch_stateless.size();
+            b = put_hex(b, worker_, 2);
+            b = put_hex(b, key, 12);
+            char via[160];
+            edits e;
+            e.push_via = std::string_view(via, write_via(via, a.local, {branch, static_cast<std::size_t>(b - branch)}, a.src));
+            e.decrement_max_forwards = true;
+            const write_result w = edit(m, e, d->data);
+            if (w.ok()) {
+                out.commit(a.local, endpoint{t.peers[p].address, t.peers[p].port}, w.len);
+                stats_->add(proxy_counter::relayed_stateless);
+            }
+            return;
+        }
+        stats_->add(proxy_counter::exhausted);
+        respond(a, 503, {}, out, true, t.retry.retry_after_s);
+        return;
+    }
+
+    if (n_free_ == 0 || m.raw.size() > max_out_size) {
+        stats_->add(proxy_counter::table_full);
+        respond(a, 503, "Service Unavailable (call table full)", out, true, t.retry.retry_after_s);
+        return;
+    }
+    const uint32_t slot = free_[--n_free_];
+    stats_->setups_active.store(n_setups_ - n_free_, std::memory_order_relaxed);
+    setup& s = setups_[slot];
+    const uint16_t gen = static_cast<uint16_t>(s.gen + 1);
+    s = setup{};
+    s.gen = gen;
+    s.up_key = key;
+    s.callid_hash = hash_bytes(m.call_id());
+    s.caller = a.src;
+    s.local = a.local;
+    s.group = group;
+    s.state = setup_state::calling;
+    s.invite_len = static_cast<uint16_t>(m.raw.size());
+    std::memcpy(&buffers_[std::size_t{slot} * max_out_size], m.raw.data(), m.raw.size());
+    s.hnext = index_[key & index_mask_];
+    index_[key & index_mask_] = slot;
+
+    respond(a, 100, {}, out);  // at once: the caller stops retransmitting
+    next_attempt(t, h, slot, failure_cause::none, a.now_ms, out);
+}
+
+bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
+{
+    setup& s = setups_[slot];
+    out_datagram* d = out.next();
+    if (d == nullptr) {
+        stats_->add(proxy_counter::outbox_full);
+        return false;
+    }
+    const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
+    if (parse(stored, *aux_) != error::none && !aux_->is_request()) return false;
+    char branch[branch_stateful_len];
+    write_branch(branch, txn_id{worker_, slot, s.gen, static_cast<uint8_t>(s.attempt & 0xf)});
+    char via[160];
+    const std::size_t via_len = write_via(via, s.local, {branch, branch_stateful_len}, s.caller);
+    // Record-Route so that in-dialog requests come back through us, to this worker.
+    char rr[64];
+    char* p = rr;
+    const std::string_view open = "<sip:";
+    std::memcpy(p, open.data(), open.size());
+    p += open.size();
+    p = put_ipv4(p, s.local.ip);
+    p += std::snprintf(p, 24, ":%u;lr;w=", s.local.port);
+    p = put_hex(p, worker_, 2);
+    *p++ = '>';
+    edits e;
+    e.push_via = std::string_view(via, via_len);
+    e.record_route = std::string_view(rr, static_cast<std::size_t>(p - rr));
+    e.decrement_max_forwards = true;
+    const write_result w = edit(*aux_, e, d->data);
+    if (!w.ok()) return false;
+    out.commit(s.local, s.peer, w.len);
+    return true;
+}
+
+void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t slot, failure_cause why,
+                         uint64_t now, outbox& out) noexcept
+{
+    setup& s = setups_[slot];
+    switch (why) {
+    case failure_cause::code: stats_->add(proxy_counter::retries_code); break;
+    case failure_cause::timeout: stats_->add(proxy_counter::retries_timeout); break;
+    case failure_cause::icmp: stats_->add(proxy_counter::retries_icmp); break;
+    case failure_cause::none: break;
+    }
+    if (s.peer_id != no_peer) {
+        bump(stats_->active_by_peer[s.peer_id], -1);
+        s.peer_id = no_peer;
+    }
+    uint32_t p = no_peer;
+    if (s.group < t.groups.size() && s.attempt < t.retry.max_attempts && s.n_tried < max_tried) {
+        const peer_group& g = t.groups[s.group];
+        const uint8_t start_region = s.region_pos;
+        while (s.region_pos < g.regions.size()) {
+            p = select_peer(t, h, g.regions[s.region_pos], g.sel, {s.tried.data(), s.n_tried}, s.callid_hash, select_,
+                            stats_->active_by_peer);
+            if (p != no_peer) break;
+            ++s.region_pos;
+        }
+        if (p != no_peer && s.region_pos != start_region && s.attempt != 0) stats_->add(proxy_counter::failover_region);
+    }
+    if (p == no_peer) {
+        // Every candidate failed (or none is up): the best answer we can give.
+        stats_->add(proxy_counter::exhausted);
+        respond_upstream(slot, 503, true, t.retry.retry_after_s, out);
+        return;
+    }
+    const peer& pe = t.peers[p];
+    s.peer = endpoint{pe.address, pe.port};
+    s.peer_id = pe.id;
+    s.tried[s.n_tried++] = pe.id;
+    ++s.attempt;
+    s.state = setup_state::calling;
+    bump(stats_->active_by_peer[pe.id], +1);
+    bump(stats_->attempts_by_peer[pe.id], +1);
+    s.rt_interval = timer_t1_ms;
+    s.t_retransmit = now + timer_t1_ms;
+    s.t_no_response = now + t.retry.no_response_ms;
+    s.t_give_up = now + timer_b_ms;
+    s.t_release = 0;
+    send_invite(slot, out);
+    arm(slot);
+}
+
+void proxy::failure(uint32_t slot, failure_cause why, uint16_t code, outbox& out) noexcept
+{
+    const setup& s = setups_[slot];
+    if (s.peer_id == no_peer) return;
+    out.event(peer_event{peer_event_kind::failed, why, code, s.peer_id});
+    std::size_t cls = why == failure_cause::timeout ? 3 : why == failure_cause::icmp ? 4 : code >= 600 ? 2 : code >= 500 ? 1 : 0;
+    bump(stats_->failures_by_peer[s.peer_id][cls], +1);
+}
+
+void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::string_view to_value, outbox& out) noexcept
+{
+    // CANCEL or hop-by-hop ACK to the current peer, built from the stored INVITE (RFC 3261
+    // 9.1 and 17.1.1.3): same Request-URI, our Via of this attempt, From, Call-ID, CSeq number.
+    setup& s = setups_[slot];
+    out_datagram* d = out.next();
+    if (d == nullptr) return;
+    const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
+    parse(stored, *aux_);
+    const message& inv = *aux_;
+    if (inv.h_from == no_header || inv.h_to == no_header || inv.h_call_id == no_header) return;
+    char branch[branch_stateful_len];
+    write_branch(branch, txn_id{worker_, slot, s.gen, static_cast<uint8_t>(s.attempt & 0xf)});
+    char via[160];
+    const std::size_t via_len = write_via(via, s.local, {branch, branch_stateful_len}, s.caller);
+    writer w(d->data);
+    w.put(meth);
+    w.put(" ");
+    w.put(inv.text(inv.request_uri));
+    w.put(" SIP/2.0\r\nVia: ");
+    w.put({via, via_len});
+    w.put("\r\nMax-Forwards: 70\r\nFrom: ");
+    w.put(inv.text(inv.headers[inv.h_from].value));
+    w.put("\r\nTo: ");
+    w.put(to_value.empty() ? inv.text(inv.headers[inv.h_to].value) : to_value);
+    w.put("\r\nCall-ID: ");
+    w.put(inv.call_id());
+    w.put("\r\nCSeq: ");
+    w.put_uint(inv.cseq);
+    w.put(" ");
+    w.put(meth);
+    w.put("\r\nContent-Length: 0\r\n\r\n");
+    const write_result r = w.result();
+    if (r.ok()) out.commit(s.local, s.peer, r.len);
+}
+
+void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s,
+                             outbox& out) noexcept
+{
+    setup& s = setups_[slot];
+    const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
+    parse(stored, *aux_);
+    char tag[12];
+    put_hex(tag, s.callid_hash ^ s.up_key, 12);
+    response_spec spec;
+    spec.code = code;
+    spec.to_tag = std::string_view(tag, 12);
+    spec.has_retry_after = retry_after;
+    spec.retry_after = retry_after_s;
+    char* store = &buffers_[std::size_t{slot} * max_out_size + s.invite_len];
+    const write_result r = build_response(*aux_, spec, {store, max_out_size - s.invite_len});
+    s.final_len = r.ok() ? static_cast<uint16_t>(r.len) : 0;
+    if (s.final_len != 0) {
+        if (out_datagram* d = out.next()) {
+            std::memcpy(d->data.data(), store, s.final_len);
+            out.commit(s.local, s.caller, s.final_len);
+        }
+    }
+    stats_->add(proxy_counter::calls_failed);
+    if (s.peer_id != no_peer) {
+        bump(stats_->active_by_peer[s.peer_id], -1);
+        s.peer_id = no_peer;
+    }
+    s.state = setup_state::completed;
+    s.t_no_response = s.t_give_up = 0;
+    s.rt_interval = timer_t1_ms;
+    const uint64_t now = timers_.now();
+    s.t_retransmit = s.final_len != 0 ? now + timer_t1_ms : 0;
+    s.t_release = now + final_wait_ack_ms;
+    arm(slot);
+}
+
+void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
+{
+    // The peer's response, our Via removed, to the caller; finals are kept for retransmission.
+    setup& s = setups_[slot];
+    out_datagram* d = out.next();
+    if (d == nullptr) {
+        stats_->add(proxy_counter::outbox_full);
+        return;
+    }
+    edits e;
+    e.pop_via = true;
+    const write_result r = edit(*msg_, e, d->data);
+    if (!r.ok()) return;
+    out.commit(s.local, s.caller, r.len);
+    if (msg_->status >= 300 && r.len <= max_out_size - s.invite_len) {
+        std::memcpy(&buffers_[std::size_t{slot} * max_out_size + s.invite_len], d->data.data(), r.len);
+        s.final_len = static_cast<uint16_t>(r.len);
+    }
+}
+
+void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_t slot, const arrival& a,
+                            outbox& out) noexcept
+{
+    setup& s = setups_[slot];
+    const message& m = *msg_;
+    const uint16_t code = m.status;
+    if (s.state == setup_state::completed || s.state == setup_state::lingering) {
+        // A retransmitted final of this attempt: ACK it again, nothing goes upstream.
+        if (code >= 300) send_to_peer_simple(slot, "ACK", m.text(m.headers[m.h_to].value), out);
+        return;
+    }
+    if (code < 200) {
+        s.t_retransmit = 0;
+        s.t_no_response = 0;  // the peer is alive
+        if (code == 100) {
+            if (s.state == setup_state::calling) s.state = setup_state::proceeding;
+        } else {
+            s.provisional = true;
+            s.state = setup_state::ringing;
+            s.t_give_up = a.now_ms + timer_c_ms;
+            relay_upstream(slot, out);
+        }
+        if (s.cancelled && !s.cancel_sent) {
+            send_to_peer_simple(slot, "CANCEL", {}, out);
+            s.cancel_sent = true;
+        }
+        arm(slot);
+        return;
+    }
+    if (code < 300) {
+        out.event(peer_event{peer_event_kind::answered, failure_cause::none, code, s.peer_id});
+        relay_upstream(slot, out);
+        stats_->add(proxy_counter::calls_answered);
+        const uint32_t peer_id = s.peer_id;
+        if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], -1);
+        s.peer_id = no_peer;
+        dialog_started(s.callid_hash, peer_id, a.now_ms);
+        // 2xx retransmissions are relayed statelessly; the slot only absorbs INVITE repeats.
+        s.state = setup_state::lingering;
+        s.t_retransmit = s.t_no_response = s.t_give_up = 0;
+        s.t_release = a.now_ms + linger_ms;
+        arm(slot);
+        return;
+    }
+    // A final failure: ACK it hop by hop, then retry elsewhere or pass it on.
+    send_to_peer_simple(slot, "ACK", m.text(m.headers[m.h_to].value), out);
+    const bool retryable = t.retry.retry_on(code) && !s.cancelled && (!s.provisional || t.retry.after_provisional);
+    if (t.retry.retry_on(code)) failure(slot, failure_cause::code, code, out);
+    else out.event(peer_event{peer_event_kind::answered, failure_cause::none, code, s.peer_id});
+    if (retryable) {
+        next_attempt(t, h, slot, failure_cause::code, a.now_ms, out);
+        return;
+    }
+    relay_upstream(slot, out);
+    stats_->add(s.cancelled ? proxy_counter::calls_cancelled : proxy_counter::calls_failed);
+    if (s.peer_id != no_peer) bump(stats_->active_by_peer[s.peer_id], -1);
+    s.peer_id = no_peer;
+    s.state = setup_state::completed;
+    s.t_no_response = s.t_give_up = 0;
+    s.rt_interval = timer_t1_ms;
+    s.t_retransmit = s.final_len != 0 ? a.now_ms + timer_t1_ms : 0;
+    s.t_release = a.now_ms + final_wait_ack_ms;
+    arm(slot);
+}
+
+void proxy::on_cancel(const arrival& a, outbox& out) noexcept
+{
+    const message& m = *msg_;
+    const uint32_t slot = find_setup(upstream_key(m, a.src));
+    if (slot == none_slot) {
+        respond(a, 481, {}, out);
+        return;
+    }
+    respond(a, 200, {}, out);  // the CANCEL itself; the INVITE's 487 follows
+    setup& s = setups_[slot];
+    if (s.state == setup_state::completed || s.state == setup_state::lingering || s.cancelled) return;
+    s.cancelled = true;
+    // CANCEL may only follow a provisional (RFC 3261 9.1); until one arrives it waits.
+    if (s.state != setup_state::calling) {
+        send_to_peer_simple(slot, "CANCEL", {}, out);
+        s.cancel_sent = true;
+    }
+    // If the peer never answers the CANCEL, the caller still gets its 487.
+    s.t_no_response = a.now_ms + 2 * timer_t1_ms * 4;
+    arm(slot);
+}
+
+void proxy::on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std::string_view quoted, endpoint to,
+                                uint64_t now_ms, outbox& out) noexcept
+{
+    // The quoted datagram starts with our request: find our branch in it.
+    const std::size_t at = quoted.find(branch_stateful);
+    if (at == std::string_view::npos || quoted.size() < at + branch_stateful_len) return;
+    txn_id id;
+    if (!read_branch(quoted.substr(at, branch_stateful_len), id) || id.worker != worker_ || id.slot >= n_setups_)
+        return;
+    setup& s = setups_[id.slot];
+    if (s.state != setup_state::calling && s.state != setup_state::proceeding) return;
+    if (s.gen != id.gen || (s.attempt & 0xf) != id.attempt || !(s.peer == to)) return;
+    failure(id.slot, failure_cause::icmp, 0, out);
+    if (s.cancelled) {
+        respond_upstream(id.slot, 487, false, 0, out);
+        return;
+    }
+    next_attempt(t, h, id.slot, failure_cause::icmp, now_ms, out);
+}
+
+void proxy::fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uint64_t now, outbox& out) noexcept
+{
+    setup& s = setups_[slot];
+    if (s.state == setup_state::free) return;
+    if (s.t_release != 0 && now >= s.t_release &&
+        (s.state == setup_state::completed || s.state == setup_state::lingering)) {
+        release(slot);
+        return;
+    }
+    if (s.state == setup_state::completed) {
+        // Retransmit our final upstream until the ACK (Timer G), doubling up to T2.
+        if (s.t_retransmit != 0 && now >= s.t_retransmit && s.final_len != 0) {
+            if (out_datagram* d = out.next()) {
+                std::memcpy(d->data.data(), &buffers_[std::size_t{slot} * max_out_size + s.invite_len], s.final_len);
+                out.commit(s.local, s.caller, s.final_len);
+                stats_->add(proxy_counter::retransmits_sent);
+            }
+            s.rt_interval = s.rt_interval * 2 > timer_t2_ms ? timer_t2_ms : s.rt_interval * 2;
+            s.t_retransmit = now + s.rt_interval;
+        }
+        arm(slot);
+        return;
+    }
+    if (s.cancelled && s.t_no_response != 0 && now >= s.t_no_response) {
+        // The peer never answered our CANCEL with a final: the caller gets its 487 from us.
+        respond_upstream(slot, 487, false, 0, out);
+        return;
+    }
+    if (s.state == setup_state::calling && s.t_no_response != 0 && now >= s.t_no_response) {
+        failure(slot, failure_cause::timeout, 0, out);
+        next_attempt(t, h, slot, failure_cause::timeout, now, out);
+        return;
+    }
+    if (s.t_give_up != 0 && now >= s.t_give_up) {
+        if (s.state == setup_state::ringing) {
+            // Rang too long (Timer C): stop the callee, tell the caller.
+            send_to_peer_simple(slot, "CANCEL", {}, out);
+            respond_upstream(slot, 408, false, 0, out);
+            return;
+        }
+        failure(slot, failure_cause::timeout, 0, out);
+        next_attempt(t, h, slot, failure_cause::timeout, now, out);
+        return;
+    }
+    if (s.state == setup_state::calling && s.t_retransmit != 0 && now >= s.t_retransmit) {
+        // Timer A: the INVITE again, doubling, until anything is heard.
+        if (send_invite(slot, out)) stats_->add(proxy_counter::retransmits_sent);
+        s.rt_interval *= 2;
+        s.t_retransmit = now + s.rt_interval;
+    }
+    arm(slot);
+}
+
+}  // namespace sbc::sip

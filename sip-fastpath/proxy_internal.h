@@ -1,0 +1,83 @@
+// Internal state of the proxy shared by its .cc files: the call-setup slot and the dialog
+// table. Worker only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "sip-fastpath/proxy.h"
+
+namespace sbc::sip {
+
+constexpr uint32_t none_slot = 0xffffffff;
+constexpr uint32_t timer_t1_ms = 500;
+constexpr uint32_t timer_t2_ms = 4000;
+constexpr uint32_t timer_b_ms = 32'000;      ///< whole INVITE client transaction without a provisional
+constexpr uint32_t timer_c_ms = 180'000;     ///< ringing without a final
+constexpr uint32_t final_wait_ack_ms = 32'000;  ///< Timer H: retransmit a final until ACK
+constexpr uint32_t linger_ms = 5000;          ///< absorb retransmissions after the end
+constexpr uint32_t bye_wait_ms = 32'000;      ///< a BYE without 200 ends the dialog after this
+constexpr uint8_t max_tried = 16;
+
+enum class setup_state : uint8_t {
+    free,
+    calling,     ///< INVITE sent to the current peer, nothing heard yet
+    proceeding,  ///< 100 Trying heard
+    ringing,     ///< a provisional other than 100 relayed: no more retries
+    completed,   ///< a final non-2xx sent upstream, waiting for the ACK
+    lingering,   ///< done; absorbs retransmissions until released
+};
+
+struct proxy::setup {
+    uint64_t up_key = 0;       ///< upstream transaction: hash of branch and source
+    uint64_t callid_hash = 0;
+    endpoint caller;           ///< where responses go (the request's source)
+    endpoint local;            ///< our trunk address the call arrived on; we send from it
+    endpoint peer;             ///< the current attempt's peer
+    uint32_t peer_id = no_peer;
+    std::array<uint32_t, max_tried> tried{};
+    uint8_t n_tried = 0;
+    uint8_t attempt = 0;
+    uint8_t region_pos = 0;
+    setup_state state = setup_state::free;
+    uint16_t group = 0;
+    uint16_t gen = 0;
+    bool provisional = false;  ///< a provisional other than 100 arrived on this call
+    bool cancelled = false;
+    bool cancel_sent = false;
+    uint16_t invite_len = 0;
+    uint16_t final_len = 0;    ///< final response stored after the INVITE, for retransmission
+    uint32_t rt_interval = 0;
+    uint64_t t_retransmit = 0;
+    uint64_t t_no_response = 0;
+    uint64_t t_give_up = 0;
+    uint64_t t_release = 0;
+    uint32_t hnext = none_slot;
+};
+
+/// Dialogs of active calls, by Call-ID hash: chained hash over a fixed array, with a timer
+/// wheel for the ones a BYE is ending.
+struct proxy::dialog_table {
+    struct entry {
+        uint64_t callid_hash = 0;
+        uint32_t peer_id = no_peer;
+        uint32_t hnext = none_slot;
+        bool used = false;
+        bool ending = false;
+    };
+    explicit dialog_table(uint32_t n);
+
+    uint32_t find(uint64_t key) const noexcept;
+    uint32_t insert(uint64_t key) noexcept;  ///< none_slot when full
+    void erase(uint32_t slot) noexcept;
+
+    uint32_t cap;
+    uint32_t mask;
+    std::unique_ptr<entry[]> entries;
+    std::unique_ptr<uint32_t[]> heads;
+    std::unique_ptr<uint32_t[]> free_list;
+    uint32_t n_free;
+    timer_wheel timers;
+};
+
+}  // namespace sbc::sip
