@@ -214,6 +214,7 @@ sipp_rtt_pcts() {
 # kamailio_start CFG DIR [CPU]: runs Kamailio in the proxy namespace with CFG (its
 # dispatcher.list beside it), log in DIR/kamailio.log, all processes pinned to CPU (default
 # 1) when taskset exists. Waits until it listens. Sets KAMAILIO_PID (the main process).
+# KAMAILIO_EXTRA_ARGS adds options (e.g. "-x tlsf -X tlsf" for other memory managers).
 kamailio_start() {
   local cfg=$1 dir=$2 cpu=${3:-1} list pin=()
   [ -n "$SIPP_NS_PROXY" ] || { topo_log "kamailio_start: topology is not in kamailio mode"; return 2; }
@@ -224,7 +225,7 @@ kamailio_start() {
   command -v taskset >/dev/null && [ "$cpu" != none ] && pin=(taskset -c "$cpu")
   ( cd "$dir" && exec ip netns exec "$SIPP_NS_PROXY" "${pin[@]}" "$KAMAILIO_BIN" -f "$cfg" -DD -E \
       -A "DISPATCHER_LIST=\"$list\"" -A "LISTEN_ADDR=\"$SIPP_PROXY_ADDR\"" \
-      -m 256 -M 16 -Y "$dir/run" -w "$dir" >"$dir/kamailio.log" 2>&1 ) &
+      -m 256 -M 16 -Y "$dir/run" -w "$dir" ${KAMAILIO_EXTRA_ARGS:-} >"$dir/kamailio.log" 2>&1 ) &
   KAMAILIO_PID=$!
   topo_track "$KAMAILIO_PID"
   sipp_wait_port "$SIPP_NS_PROXY" "$SIPP_PROXY_ADDR" 5060 200 || { cat "$dir/kamailio.log" >&2; return 1; }
