@@ -1,0 +1,388 @@
+// Unit tests of the proxy core: what callers and peers see for each call-setup case of
+// design.md section 2 (retry on 408/503/504 or silence, same region first, no retry after
+// ringing, 503 when exhausted, CANCEL, in-dialog routing, table limits). Pure: datagrams in,
+// datagrams out, no EAL.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sip-fastpath/proxy.h"
+#include "sip-fastpath/proxy_ids.h"
+#include "sip-fastpath/sip_message.h"
+
+using namespace sbc::sip;
+
+namespace {
+
+constexpr uint32_t ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+    return (uint32_t{a} << 24) | (uint32_t{b} << 16) | (uint32_t{c} << 8) | d;
+}
+
+const endpoint sbc_ep{ip(198, 18, 0, 1), 5060};
+const endpoint caller{ip(198, 18, 0, 2), 5060};
+const endpoint r1a{ip(198, 18, 1, 11), 5060};
+const endpoint r1b{ip(198, 18, 1, 12), 5060};
+const endpoint r2a{ip(198, 18, 2, 21), 5060};
+
+std::shared_ptr<proxy_tables> make_tables()
+{
+    auto t = std::make_shared<proxy_tables>();
+    trunk tr;
+    tr.name = "core";
+    tr.address = sbc_ep.ip;
+    tr.port = sbc_ep.port;
+    tr.allow = {{ip(198, 18, 0, 0), 0xffffff00}};
+    t->trunks.push_back(tr);
+    auto add_peer = [&](endpoint e, uint16_t region) {
+        peer p;
+        p.id = static_cast<uint32_t>(t->peers.size());
+        p.name = "p" + std::to_string(p.id);
+        p.address = e.ip;
+        p.port = e.port;
+        p.priority = 10;
+        p.weight = 50;
+        p.region = region;
+        t->regions[region].peers.push_back(p.id);
+        t->peers.push_back(p);
+    };
+    t->regions.resize(2);
+    t->regions[0].name = "region1";
+    t->regions[1].name = "region2";
+    add_peer(r1a, 0);
+    add_peer(r1b, 0);
+    add_peer(r2a, 1);
+    peer_group g;
+    g.name = "cloud";
+    g.regions = {0, 1};
+    t->groups.push_back(g);
+    route r;
+    r.name = "default";
+    t->routes.push_back(r);
+    t->default_route = 0;
+    for (uint16_t c : {408, 503, 504}) t->retry.codes.set(c);
+    t->retry.no_response_ms = 1000;
+    t->retry.max_attempts = 4;
+    return t;
+}
+
+std::string invite(const std::string& call_id, const std::string& branch = "z9hG4bK-c1")
+{
+    const std::string body = "v=0\r\no=- 1 1 IN IP4 198.18.0.2\r\ns=-\r\nc=IN IP4 198.18.0.2\r\nt=0 0\r\nm=audio 6000 RTP/AVP 0\r\n";
+    return "INVITE sip:+15550100@198.18.0.1 SIP/2.0\r\n"
+           "Via: SIP/2.0/UDP 198.18.0.2:5060;branch=" + branch + "\r\n"
+           "Max-Forwards: 70\r\n"
+           "From: <sip:alice@198.18.0.2>;tag=a1\r\n"
+           "To: <sip:+15550100@198.18.0.1>\r\n"
+           "Call-ID: " + call_id + "\r\n"
+           "CSeq: 1 INVITE\r\n"
+           "Contact: <sip:alice@198.18.0.2:5060>\r\n"
+           "Content-Type: application/sdp\r\n"
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+struct sent {
+    endpoint src, dst;
+    std::string text;
+    std::unique_ptr<message> m = std::make_unique<message>();
+};
+
+struct harness {
+    std::shared_ptr<proxy_tables> t = make_tables();
+    std::unique_ptr<peer_health> h = std::make_unique<peer_health>();
+    proxy px{0, 64, 64, 7};
+    std::unique_ptr<outbox> out = std::make_unique<outbox>();
+    std::vector<peer_event> events;
+    uint64_t now = 1000;
+
+    std::vector<std::unique_ptr<sent>> take()
+    {
+        std::vector<std::unique_ptr<sent>> r;
+        for (uint32_t i = 0; i < out->n; ++i) {
+            auto s = std::make_unique<sent>();
+            s->src = out->msgs[i].src;
+            s->dst = out->msgs[i].dst;
+            s->text.assign(out->msgs[i].data.data(), out->msgs[i].len);
+            parse(s->text, *s->m);
+            r.push_back(std::move(s));
+        }
+        for (uint32_t i = 0; i < out->n_events; ++i) events.push_back(out->events[i]);
+        out->clear();
+        return r;
+    }
+    std::vector<std::unique_ptr<sent>> deliver(const std::string& text, endpoint from)
+    {
+        arrival a{from, sbc_ep, 0, now};
+        px.on_datagram(*t, *h, text, a, *out);
+        return take();
+    }
+    std::vector<std::unique_ptr<sent>> tick(uint64_t ms)
+    {
+        std::vector<std::unique_ptr<sent>> all;
+        for (uint64_t i = 0; i < ms; i += 10) {
+            now += 10;
+            px.on_tick(*t, *h, now, *out);
+            for (auto& s : take()) all.push_back(std::move(s));  // the dataplane drains it every loop
+        }
+        return all;
+    }
+};
+
+/// A response from a peer to the INVITE `req` (as the SBC sent it), with a To tag.
+std::string reply(const sent& req, int code, const std::string& reason, const std::string& extra = "")
+{
+    const message& m = *req.m;
+    std::string r = "SIP/2.0 " + std::to_string(code) + " " + reason + "\r\n";
+    for (unsigned i = 0; i < m.header_count; ++i) {
+        const header& hd = m.headers[i];
+        if (hd.id == header_id::via || hd.id == header_id::from || hd.id == header_id::call_id ||
+            hd.id == header_id::cseq || hd.id == header_id::record_route)
+            r += std::string(m.text(hd.line));
+        if (hd.id == header_id::to) {
+            r += "To: " + std::string(m.text(hd.value));
+            if (code > 100) r += ";tag=peer" + std::to_string(code);
+            r += "\r\n";
+        }
+    }
+    r += extra;
+    r += "Content-Length: 0\r\n\r\n";
+    return r;
+}
+
+const sent* find_to(const std::vector<std::unique_ptr<sent>>& v, endpoint dst, std::string_view start)
+{
+    for (const auto& s : v)
+        if (s->dst == dst && s->text.rfind(start, 0) == 0) return s.get();
+    return nullptr;
+}
+
+}  // namespace
+
+TEST(proxy, answers_100_at_once_and_forwards_the_invite_with_its_via_and_record_route)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c1"), caller);
+    ASSERT_EQ(out.size(), 2u);
+    const sent* trying = find_to(out, caller, "SIP/2.0 100");
+    ASSERT_NE(trying, nullptr);
+    const sent* fwd = out[1]->dst == caller ? out[0].get() : out[1].get();
+    EXPECT_TRUE(fwd->dst == r1a || fwd->dst == r1b) << "first attempt in the local region";
+    EXPECT_TRUE(fwd->m->ok()) << fwd->text;
+    EXPECT_EQ(fwd->m->max_forwards, 69);
+    txn_id id;
+    EXPECT_TRUE(read_branch(fwd->m->text(fwd->m->top_via.branch), id));
+    EXPECT_NE(fwd->text.find("Record-Route: <sip:198.18.0.1:5060;lr;w=00>"), std::string::npos) << fwd->text;
+    EXPECT_NE(fwd->text.find("branch=z9hG4bK-c1"), std::string::npos) << "the caller's Via is kept";
+    EXPECT_EQ(fwd->src, sbc_ep);
+}
+
+TEST(proxy, a_503_moves_the_call_to_the_other_peer_of_the_region_and_acks_the_503)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c2"), caller);
+    const sent* first = out[0]->dst == caller ? out[1].get() : out[0].get();
+    const endpoint other = first->dst == r1a ? r1b : r1a;
+    auto out2 = hx.deliver(reply(*first, 503, "Service Unavailable"), first->dst);
+    EXPECT_NE(find_to(out2, first->dst, "ACK "), nullptr) << "hop-by-hop ACK for the 503";
+    EXPECT_NE(find_to(out2, other, "INVITE "), nullptr) << "retry on the other local peer";
+    EXPECT_EQ(find_to(out2, caller, "SIP/2.0"), nullptr) << "the caller sees nothing of the failure";
+    ASSERT_FALSE(hx.events.empty());
+    EXPECT_EQ(hx.events.back().kind, peer_event_kind::failed);
+    EXPECT_EQ(hx.events.back().code, 503);
+    EXPECT_EQ(hx.px.stats().get(proxy_counter::retries_code), 1u);
+}
+
+TEST(proxy, the_other_region_is_tried_only_when_every_local_peer_failed)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c3"), caller);
+    const sent* a1 = out[0]->dst == caller ? out[1].get() : out[0].get();
+    auto out2 = hx.deliver(reply(*a1, 503, "Service Unavailable"), a1->dst);
+    const endpoint other = a1->dst == r1a ? r1b : r1a;
+    const sent* a2 = find_to(out2, other, "INVITE ");
+    ASSERT_NE(a2, nullptr);
+    auto out3 = hx.deliver(reply(*a2, 504, "Server Time-out"), other);
+    EXPECT_NE(find_to(out3, r2a, "INVITE "), nullptr) << "region2 after region1 is exhausted";
+    EXPECT_EQ(hx.px.stats().get(proxy_counter::failover_region), 1u);
+}
+
+TEST(proxy, when_every_peer_fails_the_caller_gets_503_with_retry_after)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c4"), caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    std::vector<std::unique_ptr<sent>> last;
+    for (int i = 0; i < 3; ++i) {
+        last = hx.deliver(reply(*att, 503, "Service Unavailable"), att->dst);
+        const sent* next = nullptr;
+        for (const auto& s : last)
+            if (s->text.rfind("INVITE ", 0) == 0) next = s.get();
+        if (next == nullptr) break;
+        // keep the message alive beyond `last` being replaced
+        static std::vector<std::vector<std::unique_ptr<sent>>> keep;
+        keep.push_back(std::move(last));
+        att = next;
+        last.clear();
+    }
+    const sent* final503 = find_to(last, caller, "SIP/2.0 503");
+    ASSERT_NE(final503, nullptr);
+    EXPECT_NE(final503->text.find("Retry-After: 30"), std::string::npos) << final503->text;
+    EXPECT_EQ(hx.px.stats().get(proxy_counter::exhausted), 1u);
+}
+
+TEST(proxy, a_486_is_relayed_unchanged_and_never_retried)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c5"), caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    auto out2 = hx.deliver(reply(*att, 486, "Busy Here"), att->dst);
+    const sent* busy = find_to(out2, caller, "SIP/2.0 486 Busy Here");
+    ASSERT_NE(busy, nullptr);
+    EXPECT_EQ(busy->text.find("branch=z9hG4bKsT"), std::string::npos) << "our Via is removed";
+    EXPECT_EQ(find_to(out2, r1a, "INVITE "), nullptr);
+    EXPECT_EQ(find_to(out2, r1b, "INVITE "), nullptr);
+    EXPECT_NE(find_to(out2, att->dst, "ACK "), nullptr);
+}
+
+TEST(proxy, no_retry_once_the_callee_rang)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c6"), caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    auto ring = hx.deliver(reply(*att, 180, "Ringing"), att->dst);
+    EXPECT_NE(find_to(ring, caller, "SIP/2.0 180"), nullptr);
+    auto out2 = hx.deliver(reply(*att, 503, "Service Unavailable"), att->dst);
+    EXPECT_NE(find_to(out2, caller, "SIP/2.0 503"), nullptr) << "relayed, no double ringing";
+    for (const auto& s : out2) EXPECT_NE(s->text.rfind("INVITE ", 0), 0u);
+}
+
+TEST(proxy, a_silent_peer_is_left_after_the_no_response_timer)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c7"), caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    auto early = hx.tick(900);
+    EXPECT_NE(find_to(early, att->dst, "INVITE "), nullptr) << "Timer A retransmits to the same peer";
+    const endpoint other = att->dst == r1a ? r1b : r1a;
+    EXPECT_EQ(find_to(early, other, "INVITE "), nullptr) << "not before the no-response timer";
+    auto later = hx.tick(200);
+    EXPECT_NE(find_to(later, other, "INVITE "), nullptr);
+    EXPECT_EQ(hx.px.stats().get(proxy_counter::retries_timeout), 1u);
+}
+
+TEST(proxy, icmp_unreachable_moves_the_call_at_once)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c8"), caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    hx.px.on_icmp_unreachable(*hx.t, *hx.h, std::string_view(att->text).substr(0, 500), att->dst, hx.now, *hx.out);
+    auto after = hx.take();
+    const endpoint other = att->dst == r1a ? r1b : r1a;
+    EXPECT_NE(find_to(after, other, "INVITE "), nullptr);
+    EXPECT_EQ(hx.px.stats().get(proxy_counter::retries_icmp), 1u);
+}
+
+TEST(proxy, answered_call_is_a_dialog_until_bye_and_its_200)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c9"), caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    auto ok = hx.deliver(reply(*att, 200, "OK", "Contact: <sip:callee@198.18.1.11:5060>\r\n"), att->dst);
+    const sent* ok_up = find_to(ok, caller, "SIP/2.0 200");
+    ASSERT_NE(ok_up, nullptr);
+    EXPECT_NE(ok_up->text.find("Record-Route: <sip:198.18.0.1:5060;lr;w=00>"), std::string::npos);
+    EXPECT_EQ(hx.px.stats().dialogs_active.load(), 1u);
+    const std::string bye =
+        "BYE sip:callee@198.18.1.11:5060 SIP/2.0\r\n"
+        "Via: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-bye1\r\n"
+        "Route: <sip:198.18.0.1:5060;lr;w=00>\r\n"
+        "Max-Forwards: 70\r\nFrom: <sip:alice@198.18.0.2>;tag=a1\r\nTo: <sip:+15550100@198.18.0.1>;tag=peer200\r\n"
+        "Call-ID: c9\r\nCSeq: 2 BYE\r\nContent-Length: 0\r\n\r\n";
+    auto fwd = hx.deliver(bye, caller);
+    const sent* bye_out = find_to(fwd, r1a, "BYE ");
+    ASSERT_NE(bye_out, nullptr) << "loose routing to the Request-URI";
+    EXPECT_EQ(bye_out->text.find("Route:"), std::string::npos) << "our Route is removed";
+    auto back = hx.deliver(reply(*bye_out, 200, "OK"), r1a);
+    const sent* ok_bye = find_to(back, caller, "SIP/2.0 200");
+    ASSERT_NE(ok_bye, nullptr) << "the BYE's 200 goes back to the caller by our Via";
+    EXPECT_EQ(hx.px.stats().dialogs_active.load(), 0u);
+    EXPECT_EQ(hx.px.stats().active_by_peer[0].load() + hx.px.stats().active_by_peer[1].load(), 0u);
+}
+
+TEST(proxy, cancel_while_ringing_gives_200_and_the_peers_487_to_the_caller)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c10"), caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    hx.deliver(reply(*att, 180, "Ringing"), att->dst);
+    const std::string cancel =
+        "CANCEL sip:+15550100@198.18.0.1 SIP/2.0\r\n"
+        "Via: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-c1\r\n"
+        "Max-Forwards: 70\r\nFrom: <sip:alice@198.18.0.2>;tag=a1\r\nTo: <sip:+15550100@198.18.0.1>\r\n"
+        "Call-ID: c10\r\nCSeq: 1 CANCEL\r\nContent-Length: 0\r\n\r\n";
+    auto c = hx.deliver(cancel, caller);
+    EXPECT_NE(find_to(c, caller, "SIP/2.0 200"), nullptr);
+    const sent* cancel_out = find_to(c, att->dst, "CANCEL ");
+    ASSERT_NE(cancel_out, nullptr);
+    EXPECT_EQ(cancel_out->m->text(cancel_out->m->top_via.branch), att->m->text(att->m->top_via.branch))
+        << "CANCEL carries the INVITE's branch";
+    auto fin = hx.deliver(reply(*att, 487, "Request Terminated"), att->dst);
+    EXPECT_NE(find_to(fin, caller, "SIP/2.0 487"), nullptr);
+    EXPECT_NE(find_to(fin, att->dst, "ACK "), nullptr);
+}
+
+TEST(proxy, a_full_call_table_answers_503_and_recovers)
+{
+    harness hx;
+    std::vector<std::vector<std::unique_ptr<sent>>> keep;
+    for (int i = 0; i < 64; ++i) keep.push_back(hx.deliver(invite("full" + std::to_string(i), "z9hG4bK-f" + std::to_string(i)), caller));
+    auto refused = hx.deliver(invite("one-too-many", "z9hG4bK-x"), caller);
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_EQ(refused[0]->text.rfind("SIP/2.0 503", 0), 0u);
+    EXPECT_NE(refused[0]->text.find("Retry-After:"), std::string::npos);
+    EXPECT_EQ(hx.px.stats().get(proxy_counter::table_full), 1u);
+    // Every call fails over to region 2... then ends; once released, new calls are taken again.
+    hx.tick(40'000);
+    auto again = hx.deliver(invite("after", "z9hG4bK-y"), caller);
+    EXPECT_NE(find_to(again, caller, "SIP/2.0 100"), nullptr);
+}
+
+TEST(proxy, a_source_outside_the_trunk_gets_no_answer)
+{
+    harness hx;
+    auto out = hx.deliver(invite("evil"), endpoint{ip(203, 0, 113, 9), 5060});
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(hx.px.stats().get(proxy_counter::source_denied), 1u);
+}
+
+TEST(proxy, a_retransmitted_invite_is_answered_from_state_not_forwarded_again)
+{
+    harness hx;
+    hx.deliver(invite("c11"), caller);
+    auto again = hx.deliver(invite("c11"), caller);
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_EQ(again[0]->text.rfind("SIP/2.0 100", 0), 0u);
+    EXPECT_EQ(hx.px.stats().get(proxy_counter::retransmissions_absorbed), 1u);
+}
+
+TEST(proxy, a_malformed_invite_is_answered_400)
+{
+    harness hx;
+    std::string bad = invite("c12");
+    bad.replace(bad.find("CSeq: 1 INVITE"), 14, "CSeq: 1 BYE   ");
+    auto out = hx.deliver(bad, caller);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0]->text.rfind("SIP/2.0 400", 0), 0u) << out[0]->text;
+}
+
+TEST(proxy, down_peers_get_no_new_calls)
+{
+    harness hx;
+    hx.h->word[0].store(peer_state::down);
+    for (int i = 0; i < 20; ++i) {
+        auto out = hx.deliver(invite("d" + std::to_string(i), "z9hG4bK-d" + std::to_string(i)), caller);
+        EXPECT_EQ(find_to(out, r1a, "INVITE "), nullptr);
+        EXPECT_NE(find_to(out, r1b, "INVITE "), nullptr);
+    }
+}
