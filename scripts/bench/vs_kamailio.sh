@@ -104,8 +104,8 @@ cleanup() {
   exit $rc
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap 'stop_sub 130' INT
+trap 'stop_sub 143' TERM
 
 log() { printf 'vs_kamailio: %s\n' "$*" >&2; }
 
@@ -326,14 +326,20 @@ PY
 }
 
 # run_isolated FUNC ARGS: FUNC in a subshell that cleans up its own processes and
-# namespaces when it ends, fails or is interrupted. Not called as a condition (errexit is
-# off inside `if`/`||`, also in subshells): the status comes back through $?.
+# namespaces when it ends, fails or is stopped. It runs in the background and is waited
+# for, so that INT/TERM to this script are handled at once (forwarded as TERM). errexit is
+# on inside it; the status comes back through $?.
+SUB_PID=
+stop_sub() {
+  if [ -n "$SUB_PID" ]; then kill -TERM "$SUB_PID" 2>/dev/null || true; wait "$SUB_PID" 2>/dev/null || true; fi
+  exit "$1"
+}
 run_isolated() {
-  set +e
-  ( set -e; trap cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; "$@" )
-  local rc=$?
-  set -e
-  if [ "$rc" -eq 130 ] || [ "$rc" -eq 143 ]; then exit "$rc"; fi
+  local rc=0
+  ( set -e; trap cleanup EXIT; trap 'exit 143' TERM; "$@" ) &
+  SUB_PID=$!
+  wait "$SUB_PID" || rc=$?
+  SUB_PID=
   if [ "$rc" -ne 0 ]; then log "$1 $2 failed (exit $rc); its figures are na"; fi
   return 0
 }
