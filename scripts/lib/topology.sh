@@ -14,7 +14,8 @@ topo_log() { printf '%s\n' "$*" >&2; }
 
 # topo_site NAME HOST_CIDR [EXTRA_CIDR...]: namespace sbc-<id>-NAME, veth <id>NAMEa (root
 # side, no address, for sbcd) and <id>NAMEb inside the namespace with the given addresses.
-# Prints the root-side interface name.
+# Prints the root-side interface name and sets TOPO_SITE_IF to it. Call it in the current
+# shell, never inside $(...): a subshell would lose what it records for topo_cleanup.
 topo_site() {
   local name=$1 cidr=$2; shift 2
   local ns="sbc-${TOPO_ID}-${name}"
@@ -35,6 +36,7 @@ topo_site() {
   ip -n "$ns" link set "$b" up
   # veth offloads UDP checksums: make the test hosts send real ones (design.md, facts).
   ip netns exec "$ns" ethtool -K "$b" tx off >/dev/null 2>&1 || true
+  TOPO_SITE_IF=$a
   echo "$a"
 }
 

@@ -13,7 +13,8 @@ expect_contains() { # HAYSTACK NEEDLE WHAT
 # e2e_up [WORKERS]: the topology and a running sbcd. Sets CORE_IF, NS, DIR, CFG, SOCK, HTTP.
 e2e_up() {
   local workers=${1:-1}
-  CORE_IF=$(topo_site core 198.18.0.2/24 198.18.0.254/24)
+  topo_site core 198.18.0.2/24 198.18.0.254/24 >/dev/null
+  CORE_IF=$TOPO_SITE_IF
   NS=$(topo_ns core)
   DIR=$(topo_dir)
   SOCK=$DIR/sbcd.sock
