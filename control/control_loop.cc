@@ -120,6 +120,10 @@ void control_loop::drain_events(uint64_t now)
                 // The proxy (a later stage) fails calls over on these; for now they are counted.
                 icmp_.unreachable.fetch_add(1, std::memory_order_relaxed);
                 break;
+            case dataplane::event_kind::peer_failed:
+            case dataplane::event_kind::peer_answered:
+                // Passive peer health (the proxy's verdicts) is not consumed yet.
+                break;
             }
         }
         if (n < evs.size()) break;

@@ -1,8 +1,10 @@
 // First stage of every burst: Ethernet and 802.1Q, interface lookup, split by EtherType; and
-// process_burst, which runs the stages in order over one received burst. Worker only.
+// process_burst, which runs the stages in order over one received burst, and poll_worker, the
+// per-iteration work (SIP handoff rings and proxy timers). Worker only.
 #include <rte_ether.h>
 #include <rte_prefetch.h>
 
+#include "dataplane/sip_stage.h"
 #include "dataplane/stages.h"
 
 namespace sbc::dataplane {
@@ -78,9 +80,9 @@ void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pk
     if (l4.udp.n != 0) udp_stage(w, snap, l4.udp);
 }
 
-uint32_t poll_worker(worker&, const snapshot&, uint64_t) noexcept
+uint32_t poll_worker(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
 {
-    return 0;  // handoff rings and proxy timers arrive with the SIP stage
+    return sip_poll(w, snap, now_tsc);
 }
 
 }  // namespace sbc::dataplane

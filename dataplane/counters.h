@@ -35,7 +35,11 @@ namespace sbc::dataplane {
     X(udp_port_closed, "UDP to a port nobody listens on")                                 \
     X(neighbour_unknown, "next hop without a resolved MAC address")                       \
     X(tx_full, "transmit queue full")                                                     \
-    X(event_ring_full, "event for the control core lost: ring full")
+    X(event_ring_full, "event for the control core lost: ring full")                      \
+    X(sip_handoff_full, "SIP datagram for another worker lost: its handoff ring was full") \
+    X(sip_no_buffer, "SIP message not sent: no mbuf free in the worker's pool")         \
+    X(sip_too_big, "SIP message not sent: larger than the 1500-byte MTU (needs TCP)")    \
+    X(sip_no_interface, "SIP message not sent: no interface has its source address")
 
 enum class drop_reason : uint8_t {
 #define SBC_X(name, help) name,
@@ -55,7 +59,7 @@ std::string_view drop_reason_name(drop_reason r) noexcept;
 std::string_view drop_reason_help(drop_reason r) noexcept;
 
 /// Stages of the worker pipeline; each counts the packets it took in.
-#define SBC_STAGES(X) X(eth) X(arp) X(ipv4) X(frag) X(icmp) X(udp)
+#define SBC_STAGES(X) X(eth) X(arp) X(ipv4) X(frag) X(icmp) X(udp) X(sip)
 
 enum class stage : uint8_t {
 #define SBC_X(name) name,

@@ -1,5 +1,6 @@
 // Rare events that workers push to the control core through one multi-producer rte_ring:
-// neighbours seen in ARP, next hops that need resolving, ICMP errors from peers.
+// neighbours seen in ARP, next hops that need resolving, ICMP errors from peers, and the
+// proxy's verdicts on peers (failed, answered) for the control core's passive health.
 // Workers enqueue (never block: a full ring is counted and the event dropped); the control
 // core dequeues.
 #pragma once
@@ -13,7 +14,12 @@ enum class event_kind : uint8_t {
     neighbour_seen = 1,     ///< ARP from `ip` with `mac` on interface `iface`
     neighbour_needed = 2,   ///< a packet for next hop `ip` found no MAC
     icmp_unreachable = 3,   ///< ICMP destination unreachable about a datagram we sent
+    peer_failed = 4,        ///< an attempt to peer `peer_id` failed: `cause` (and `code`)
+    peer_answered = 5,      ///< peer `peer_id` answered an attempt with final `code`
 };
+
+/// Why an attempt failed (peer_failed); the values of sip::failure_cause.
+enum class peer_cause : uint8_t { none = 0, code = 1, timeout = 2, icmp = 3 };
 
 struct event {
     event_kind kind{};
@@ -27,7 +33,9 @@ struct event {
     uint16_t orig_src_port = 0;
     uint16_t orig_dst_port = 0;
     uint8_t orig_proto = 0;
-    std::array<uint8_t, 7> pad{};
+    peer_cause cause = peer_cause::none;  ///< peer_failed
+    uint16_t code = 0;                ///< peer_failed (cause code) and peer_answered: SIP status
+    uint32_t peer_id = 0;             ///< peer_failed, peer_answered: index into peer_health
 };
 static_assert(sizeof(event) == 32, "event is a ring element of 32 bytes");
 

@@ -1,5 +1,7 @@
 // ICMP stage: echo replies for our addresses (in place, checksums recomputed) and
-// destination-unreachable reports turned into events for the control core. Worker only.
+// destination-unreachable reports turned into events for the control core and, when they quote
+// a SIP datagram we sent from a trunk, given to the proxy that owns the attempt (sip_stage).
+// Worker only.
 #include <cstring>
 
 #include <rte_icmp.h>
@@ -7,6 +9,7 @@
 #include <rte_udp.h>
 
 #include "dataplane/events.h"
+#include "dataplane/sip_stage.h"
 #include "dataplane/stages.h"
 
 namespace sbc::dataplane {
@@ -90,7 +93,7 @@ void icmp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
         }
         if (icmp->icmp_type == icmp_dest_unreachable && rte_pktmbuf_data_len(m) >= off + len) {
             report_unreachable(w, b.iface[i], ip, reinterpret_cast<const uint8_t*>(icmp), len);
-            rte_pktmbuf_free(m);
+            if (m->nb_segs != 1 || !sip_unreachable(w, snap, m)) rte_pktmbuf_free(m);
             continue;
         }
         rte_pktmbuf_free(m);

@@ -107,6 +107,11 @@ const port_info* dataplane_runtime::port_of(const std::string& device) const
 dataplane_runtime::~dataplane_runtime()
 {
     if (launched || !ports.empty()) stop_dataplane(*this);
+    for (auto* r : handoff) {
+        void* m = nullptr;
+        while (rte_ring_dequeue(r, &m) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
+        rte_ring_free(r);
+    }
     for (auto& w : workers) {
         for (auto* b : w->tx) rte_free(b);
         if (w->frag_table != nullptr) rte_ip_frag_table_destroy(w->frag_table);
@@ -154,8 +159,33 @@ std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string
             error = rte_error(("cannot create pool, ring or fragment table for worker " + n).c_str(), rte_errno);
             return nullptr;
         }
+        // The worker's SIP proxy: every table it will ever use is allocated here, at start.
+        w->proxy = std::make_unique<sip::proxy>(static_cast<uint8_t>(i), o.setups_per_worker, o.dialogs_per_worker,
+                                                rte_rdtsc());
+        w->outbox = std::make_unique<sip::outbox>();
+        w->tsc_per_ms = rte_get_tsc_hz() / 1000 != 0 ? rte_get_tsc_hz() / 1000 : 1;
         rt->workers.push_back(std::move(w));
         lcore = rte_get_next_lcore(lcore, 1, 0);
+    }
+    if (o.workers > std::tuple_size_v<decltype(worker::handoff_out)>) {
+        error = "at most " + std::to_string(std::tuple_size_v<decltype(worker::handoff_out)>) + " workers";
+        return nullptr;
+    }
+    // One single-producer, single-consumer ring per ordered pair of workers: SIP datagrams
+    // that land on a worker other than the owner of their transaction or dialog.
+    for (unsigned i = 0; i < o.workers; ++i) {
+        for (unsigned j = 0; j < o.workers; ++j) {
+            if (i == j) continue;
+            const std::string name = "sbc_ho_" + std::to_string(i) + "_" + std::to_string(j);
+            rte_ring* r = rte_ring_create(name.c_str(), o.handoff_ring, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+            if (r == nullptr) {
+                error = rte_error(("cannot create the SIP handoff ring " + name).c_str(), rte_errno);
+                return nullptr;
+            }
+            rt->handoff.push_back(r);
+            rt->workers[i]->handoff_out[j] = r;
+            rt->workers[j]->handoff_in[i] = r;
+        }
     }
 
     for (const auto& device : devices) {

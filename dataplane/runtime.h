@@ -1,6 +1,7 @@
 // Bringing the dataplane up and down: EAL arguments and init, ports with one RX and one TX
-// queue per worker, mbuf pools, rings, worker contexts, launching and stopping the worker
-// lcores. Main lcore (control core) only, at start and at shutdown.
+// queue per worker, mbuf pools, rings (events, inject, SIP handoff between every ordered pair
+// of workers), worker contexts with their SIP proxy, launching and stopping the worker lcores.
+// Main lcore (control core) only, at start and at shutdown.
 #pragma once
 
 #include <memory>
@@ -41,6 +42,9 @@ struct port_options {
     unsigned tx_ring = 1024;
     unsigned mbufs_per_worker = 16384;
     unsigned frag_timeout_ms = 2000;
+    uint32_t setups_per_worker = 65536;    ///< SIP call setups under way (and lingering) per worker
+    uint32_t dialogs_per_worker = 131072;  ///< established calls per worker
+    unsigned handoff_ring = 4096;          ///< entries of each worker-to-worker SIP handoff ring
 };
 
 struct port_info {
@@ -59,6 +63,7 @@ struct dataplane_runtime {
     std::vector<port_info> ports;
     rte_ring* events = nullptr;          ///< workers -> control core
     rte_mempool* control_pool = nullptr; ///< frames the control core builds
+    std::vector<rte_ring*> handoff;      ///< every SIP handoff ring, for freeing
     bool launched = false;
 
     ~dataplane_runtime();

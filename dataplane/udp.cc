@@ -1,9 +1,10 @@
 // UDP stage: length and checksum validation, then delivery to the service that listens on the
-// port (SIP and RTP arrive in later stages; until then every datagram is counted as
-// udp_port_closed). Worker only.
+// port: datagrams to a SIP trunk (address and port) go to the SIP stage; RTP arrives in a later
+// stage; the rest is counted as udp_port_closed. Worker only.
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include "dataplane/sip_stage.h"
 #include "dataplane/stages.h"
 
 namespace sbc::dataplane {
@@ -22,10 +23,11 @@ bool udp_checksum_ok(const rte_mbuf* m, const rte_ipv4_hdr* ip, const rte_udp_hd
 
 }  // namespace
 
-void udp_stage(worker& w, const snapshot&, sub_burst& b) noexcept
+void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
 {
     w.counters.entered(stage::udp, b.n);
     uint32_t truncated = 0, bad_sum = 0, closed = 0;
+    sub_burst sip;
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];
         const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
@@ -47,6 +49,10 @@ void udp_stage(worker& w, const snapshot&, sub_burst& b) noexcept
             ++bad_sum;
             continue;
         }
+        if (snap.proxy && snap.proxy->find_trunk(rte_be_to_cpu_32(ip->dst_addr), rte_be_to_cpu_16(udp->dst_port)) >= 0) {
+            sip.push(m, b.iface[i]);
+            continue;
+        }
         rte_pktmbuf_free(m);
         ++closed;
     }
@@ -54,6 +60,7 @@ void udp_stage(worker& w, const snapshot&, sub_burst& b) noexcept
     if (bad_sum) w.counters.drop(drop_reason::udp_bad_checksum, bad_sum);
     if (closed) w.counters.drop(drop_reason::udp_port_closed, closed);
     b.n = 0;
+    if (sip.n != 0) sip_stage(w, snap, sip);
 }
 
 }  // namespace sbc::dataplane

@@ -29,20 +29,28 @@ bytes linear_bytes(const rte_mbuf* m)
     return b;
 }
 
-harness::harness(unsigned mbufs)
+harness::harness(unsigned mbufs, unsigned workers)
 {
     static unsigned seq = 0;
     name_ = "sbc_t" + std::to_string(seq++);
     const int socket = static_cast<int>(rte_socket_id());
-    rx_ = rte_ring_create((name_ + "_rx").c_str(), 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    tx_ = rte_ring_create((name_ + "_tx").c_str(), 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    for (unsigned q = 0; q < workers; ++q) {
+        const std::string n = name_ + "_" + std::to_string(q);
+        rx_.push_back(rte_ring_create((n + "_rx").c_str(), 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ));
+        tx_.push_back(rte_ring_create((n + "_tx").c_str(), 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ));
+        if (rx_.back() == nullptr || tx_.back() == nullptr) {
+            error_ = "cannot create the test rings: " + std::string(rte_strerror(rte_errno));
+            return;
+        }
+    }
     // No per-lcore cache, so that mbufs_in_use() is exact whichever lcore freed them.
     pool_ = rte_pktmbuf_pool_create((name_ + "_pool").c_str(), mbufs, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
-    if (rx_ == nullptr || tx_ == nullptr || pool_ == nullptr) {
-        error_ = "cannot create the test rings or pool: " + std::string(rte_strerror(rte_errno));
+    if (pool_ == nullptr) {
+        error_ = "cannot create the test pool: " + std::string(rte_strerror(rte_errno));
         return;
     }
-    const int port = rte_eth_from_rings(name_.c_str(), &rx_, 1, &tx_, 1, static_cast<unsigned>(socket));
+    const int port = rte_eth_from_rings(name_.c_str(), rx_.data(), workers, tx_.data(), workers,
+                                        static_cast<unsigned>(socket));
     if (port < 0) {
         error_ = "rte_eth_from_rings failed: " + std::string(rte_strerror(rte_errno));
         return;
@@ -50,8 +58,10 @@ harness::harness(unsigned mbufs)
     port_ = static_cast<uint16_t>(port);
     // rte_eth_from_rings names its port "net_ring_<name>": that is the device DPDK knows.
     dp::port_options po;
-    po.workers = 1;
+    po.workers = workers;
     po.mbufs_per_worker = 4096;
+    po.setups_per_worker = 1024;
+    po.dialogs_per_worker = 1024;
     auto rt = dp::start_dataplane({"net_ring_" + name_}, po, error_);
     if (rt == nullptr) return;
     std::memcpy(mac_.data(), rt->ports[0].mac.addr_bytes, 6);
@@ -84,21 +94,21 @@ harness::~harness()
         control::retire_snapshot(rt_->shared->snap);
         rt_.reset();
     }
-    if (rx_ != nullptr) {
+    for (auto* r : rx_) {
         rte_mbuf* m = nullptr;
-        while (rte_ring_dequeue(rx_, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+        while (r != nullptr && rte_ring_dequeue(r, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
     }
-    if (tx_ != nullptr) {
+    for (auto* r : tx_) {
         rte_mbuf* m = nullptr;
-        while (rte_ring_dequeue(tx_, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
+        while (r != nullptr && rte_ring_dequeue(r, reinterpret_cast<void**>(&m)) == 0) rte_pktmbuf_free(m);
     }
     rte_vdev_uninit(("net_ring_" + name_).c_str());
-    rte_ring_free(rx_);
-    rte_ring_free(tx_);
+    for (auto* r : rx_) rte_ring_free(r);
+    for (auto* r : tx_) rte_ring_free(r);
     rte_mempool_free(pool_);
 }
 
-bool harness::receive(std::span<const uint8_t> frame)
+bool harness::receive(std::span<const uint8_t> frame, unsigned queue)
 {
     rte_mbuf* m = rte_pktmbuf_alloc(pool_);
     if (m == nullptr) return false;
@@ -110,31 +120,51 @@ bool harness::receive(std::span<const uint8_t> frame)
     std::memcpy(p, frame.data(), frame.size());
     // Like net_ring itself, leave m->port and the offload flags as the pool made them: the
     // dataplane must not rely on a PMD filling them.
-    if (rte_ring_enqueue(rx_, m) != 0) {
+    if (rte_ring_enqueue(rx_[queue], m) != 0) {
         rte_pktmbuf_free(m);
         return false;
     }
     return true;
 }
 
-void harness::poll()
+void harness::poll(unsigned wi)
 {
-    auto& w = worker();
+    auto& w = worker(wi);
     const dp::snapshot* snap = rt_->shared->snap.current;
     std::array<rte_mbuf*, dp::burst_size> pkts;
     for (;;) {
-        const uint16_t n = rte_eth_rx_burst(port_, 0, pkts.data(), dp::burst_size);
+        const uint16_t n = rte_eth_rx_burst(port_, static_cast<uint16_t>(wi), pkts.data(), dp::burst_size);
         if (n == 0) break;
         dp::process_burst(w, *snap, port_, pkts.data(), n);
         dp::tx_flush(w);
     }
 }
 
+uint32_t harness::poll_worker(unsigned wi, uint64_t now_tsc)
+{
+    auto& w = worker(wi);
+    const uint32_t n = dp::poll_worker(w, *rt_->shared->snap.current, now_tsc != 0 ? now_tsc : rte_rdtsc());
+    dp::tx_flush(w);
+    return n;
+}
+
+void harness::set_proxy(std::shared_ptr<const sip::proxy_tables> tables)
+{
+    const dp::snapshot& cur = *rt_->shared->snap.current;
+    auto snap = std::make_unique<dp::snapshot>();
+    snap->generation = cur.generation + 1;
+    snap->interfaces = cur.interfaces;
+    snap->proxy = std::move(tables);
+    snap->index_interfaces();
+    control::publish_snapshot(rt_->shared->snap, std::move(snap));
+}
+
 sent_frames harness::take_sent()
 {
     sent_frames s;
     rte_mbuf* m = nullptr;
-    while (rte_ring_dequeue(tx_, reinterpret_cast<void**>(&m)) == 0) s.mbufs.push_back(m);
+    for (auto* r : tx_)
+        while (rte_ring_dequeue(r, reinterpret_cast<void**>(&m)) == 0) s.mbufs.push_back(m);
     return s;
 }
 
@@ -151,7 +181,7 @@ std::vector<dp::event> harness::take_events()
     return out;
 }
 
-dp::counters_view harness::counters() const { return dp::snapshot_of(rt_->workers[0]->counters); }
+dp::counters_view harness::counters(unsigned w) const { return dp::snapshot_of(rt_->workers[w]->counters); }
 
 unsigned harness::mbufs_in_use() const { return rte_mempool_in_use_count(pool_); }
 

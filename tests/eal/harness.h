@@ -1,7 +1,8 @@
-// The eal tier's test bench: a net_ring port made of two rings the test owns (frames enqueued
-// on `rx` arrive as received, what the worker transmits lands on `tx`), a started dataplane
-// with one worker on it, and a published snapshot with two interfaces on that port:
-// 198.18.0.1/24 untagged (gateway .254) and 198.18.100.1/24 on VLAN 100.
+// The eal tier's test bench: a net_ring port made of rings the test owns, one RX and one TX
+// ring per worker queue (frames enqueued on rx ring q arrive as received on queue q, what
+// worker q transmits lands on tx ring q), a started dataplane with one worker (or more) on it,
+// and a published snapshot with two interfaces on that port: 198.18.0.1/24 untagged (gateway
+// .254) and 198.18.100.1/24 on VLAN 100; set_proxy() republishes it with SIP proxy tables.
 // Test thread only; either drive bursts with poll() or launch the real worker loop.
 #pragma once
 
@@ -48,8 +49,9 @@ bytes linear_bytes(const rte_mbuf* m);
 
 class harness {
 public:
-    /// Sets everything up; check ok() (and error()) before use.
-    explicit harness(unsigned mbufs = 2047);
+    /// Sets everything up; check ok() (and error()) before use. Each worker's SIP proxy gets
+    /// small tables (1024 setups and dialogs).
+    explicit harness(unsigned mbufs = 2047, unsigned workers = 1);
     ~harness();
     harness(const harness&) = delete;
     harness& operator=(const harness&) = delete;
@@ -57,30 +59,37 @@ public:
     [[nodiscard]] bool ok() const noexcept { return rt_ != nullptr; }
     [[nodiscard]] const std::string& error() const noexcept { return error_; }
 
-    /// Queues `frame` as received on the port. False when the pool or ring is exhausted.
-    bool receive(std::span<const uint8_t> frame);
-    /// Runs the production burst processing on the test thread until the port is drained:
-    /// rx burst, process_burst, tx_flush.
-    void poll();
-    /// Takes what the worker transmitted so far.
+    /// Queues `frame` as received on the port's queue `queue`. False when the pool or ring is
+    /// exhausted.
+    bool receive(std::span<const uint8_t> frame, unsigned queue = 0);
+    /// Runs the production burst processing of worker `w` on the test thread until its queue
+    /// is drained: rx burst, process_burst, tx_flush.
+    void poll(unsigned w = 0);
+    /// Runs the production per-iteration work of worker `w` once (poll_worker, then tx_flush)
+    /// at TSC `now_tsc` (0: now); returns what poll_worker returned.
+    uint32_t poll_worker(unsigned w = 0, uint64_t now_tsc = 0);
+    /// Republishes the snapshot with `tables` as its SIP proxy tables.
+    void set_proxy(std::shared_ptr<const sip::proxy_tables> tables);
+    /// Takes what the workers transmitted so far (every TX ring, worker 0 first).
     sent_frames take_sent();
     /// Takes the events the worker posted so far.
     std::vector<dataplane::event> take_events();
 
-    [[nodiscard]] dataplane::counters_view counters() const;
+    /// Worker 0's counters, or worker w's.
+    [[nodiscard]] dataplane::counters_view counters(unsigned w = 0) const;
     [[nodiscard]] uint16_t port() const noexcept { return port_; }
     [[nodiscard]] const mac& our_mac() const noexcept { return mac_; }
     [[nodiscard]] dataplane::dataplane_runtime& runtime() noexcept { return *rt_; }
-    [[nodiscard]] dataplane::worker& worker() noexcept { return *rt_->workers[0]; }
+    [[nodiscard]] dataplane::worker& worker(unsigned w = 0) noexcept { return *rt_->workers[w]; }
     /// mbufs of the test pool not yet returned (in flight or leaked).
     [[nodiscard]] unsigned mbufs_in_use() const;
-    [[nodiscard]] rte_ring* tx_ring() const noexcept { return tx_; }
+    [[nodiscard]] rte_ring* tx_ring(unsigned q = 0) const noexcept { return tx_[q]; }
 
 private:
     std::string name_;
     std::string error_;
-    rte_ring* rx_ = nullptr;
-    rte_ring* tx_ = nullptr;
+    std::vector<rte_ring*> rx_;
+    std::vector<rte_ring*> tx_;
     rte_mempool* pool_ = nullptr;
     uint16_t port_ = 0;
     mac mac_{};
