@@ -1,0 +1,226 @@
+// Proxy tables from the config (see proxy_build.h). Control core only.
+#include "control/proxy_build.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "sip-fastpath/route_match.h"
+
+namespace sbc::control {
+
+std::string peer_ids::key(std::string_view region, uint32_t address, uint16_t port)
+{
+    return std::string(region) + "/" + format_ipv4(address) + ":" + std::to_string(port);
+}
+
+bool peer_ids::assign(const std::vector<std::string>& keys, std::vector<uint32_t>& ids, std::string& error)
+{
+    std::map<std::string_view, std::size_t> wanted;  // key -> first position in keys
+    for (std::size_t i = 0; i < keys.size(); ++i) wanted.emplace(keys[i], i);
+    if (wanted.size() > sip::max_peers) {
+        error = std::to_string(wanted.size()) + " peers are configured; at most " + std::to_string(sip::max_peers) +
+                " are supported";
+        return false;
+    }
+    if (!started_) {
+        free_.resize(sip::max_peers);
+        std::iota(free_.begin(), free_.end(), 0u);
+        started_ = true;
+    }
+    added_.clear();
+    freed_.clear();
+    // Free the vanished first (to the back of the queue), then take ids for the new from the front.
+    for (auto it = by_key_.begin(); it != by_key_.end();) {
+        if (wanted.count(it->first) != 0) {
+            ++it;
+            continue;
+        }
+        freed_.push_back(it->second);
+        free_.push_back(it->second);
+        it = by_key_.erase(it);
+    }
+    ids.assign(keys.size(), 0);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        auto it = by_key_.find(keys[i]);
+        if (it == by_key_.end()) {
+            const uint32_t id = free_.front();
+            free_.pop_front();
+            it = by_key_.emplace(keys[i], id).first;
+            added_.push_back(id);
+        }
+        ids[i] = it->second;
+    }
+    return true;
+}
+
+std::optional<uint32_t> peer_ids::find(std::string_view key) const
+{
+    auto it = by_key_.find(key);
+    if (it == by_key_.end()) return std::nullopt;
+    return it->second;
+}
+
+sip::retry_policy make_retry_policy(const retry_config& rc)
+{
+    sip::retry_policy p;
+    for (uint16_t c : rc.codes)
+        if (c < p.codes.size()) p.codes.set(c);
+    p.no_response_ms = rc.no_response_ms;
+    p.after_provisional = rc.after_provisional;
+    p.max_attempts = static_cast<uint8_t>(rc.max_attempts);
+    p.retry_after_s = rc.retry_after_s;
+    return p;
+}
+
+namespace {
+
+std::string where(const config& cfg, int line) { return cfg.path + ":" + std::to_string(line) + ": "; }
+
+uint32_t mask_of(uint8_t len) { return len == 0 ? 0 : ~uint32_t{0} << (32 - len); }
+
+// The trunk calls to a peer leave from: the region's, else the first trunk whose interface is
+// on-link with the peer, else the first trunk whose interface has a gateway, else the first.
+uint16_t trunk_for(const sip::proxy_tables& t, const std::vector<dataplane::interface_info>& interfaces,
+                   int region_trunk, uint32_t address)
+{
+    if (region_trunk >= 0) return static_cast<uint16_t>(region_trunk);
+    for (std::size_t i = 0; i < t.trunks.size(); ++i)
+        if (interfaces[t.trunks[i].iface].on_link(address)) return static_cast<uint16_t>(i);
+    for (std::size_t i = 0; i < t.trunks.size(); ++i)
+        if (interfaces[t.trunks[i].iface].gateway != 0) return static_cast<uint16_t>(i);
+    return 0;
+}
+
+template <class T>
+int index_by_name(const std::vector<T>& v, const std::string& name)
+{
+    for (std::size_t i = 0; i < v.size(); ++i)
+        if (v[i].name == name) return static_cast<int>(i);
+    return -1;
+}
+
+}  // namespace
+
+std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
+                                                            const std::vector<dataplane::interface_info>& interfaces,
+                                                            unsigned workers, peer_ids& ids, std::string& error)
+{
+    auto t = std::make_shared<sip::proxy_tables>();
+
+    for (const auto& rc : cfg.regions)
+        if (rc.peers.empty()) {
+            error = where(cfg, rc.line) + "region " + rc.name +
+                    ": DNS SRV resolution is not available yet; give static peers (peers = [ { address = \"A.B.C.D:PORT\" } ])";
+            return nullptr;
+        }
+
+    for (const auto& tc : cfg.trunks) {
+        const int iface = index_by_name(interfaces, tc.interface);
+        if (iface < 0) {
+            error = where(cfg, tc.line) + "trunk " + tc.name + ": interface " + tc.interface + " is not started";
+            return nullptr;
+        }
+        sip::trunk tr;
+        tr.name = tc.name;
+        tr.iface = static_cast<uint16_t>(iface);
+        tr.address = interfaces[static_cast<std::size_t>(iface)].address;
+        tr.port = tc.port;
+        for (const auto& p : tc.allow) tr.allow.push_back(sip::ipv4_net{p.addr & mask_of(p.len), mask_of(p.len)});
+        // Two interfaces may carry one address (VLANs); find_trunk must still be unambiguous.
+        if (const int other = t->find_trunk(tr.address, tr.port); other >= 0) {
+            error = where(cfg, tc.line) + "trunk " + tc.name + ": " + format_ipv4(tr.address) + ":" +
+                    std::to_string(tr.port) + " is already trunk " + t->trunks[static_cast<std::size_t>(other)].name +
+                    "'s address and port; give it another port";
+            return nullptr;
+        }
+        t->trunks.push_back(std::move(tr));
+    }
+
+    // Peers: region by region in file order, each region's sorted by priority (lower first),
+    // then weight (heavier first), then file order.
+    std::vector<std::string> keys;
+    for (std::size_t ri = 0; ri < cfg.regions.size(); ++ri) {
+        const region_config& rc = cfg.regions[ri];
+        std::vector<std::size_t> order(rc.peers.size());
+        std::iota(order.begin(), order.end(), std::size_t{0});
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            const peer_config& pa = rc.peers[a];
+            const peer_config& pb = rc.peers[b];
+            if (pa.priority != pb.priority) return pa.priority < pb.priority;
+            return pa.weight > pb.weight;
+        });
+        const int region_trunk = rc.trunk.empty() ? -1 : index_by_name(cfg.trunks, rc.trunk);
+        sip::region reg;
+        reg.name = rc.name;
+        for (std::size_t k : order) {
+            const peer_config& pc = rc.peers[k];
+            sip::peer p;
+            p.address = pc.address;
+            p.port = pc.port;
+            p.name = pc.name.empty() ? peer_ids::key(rc.name, pc.address, pc.port) : pc.name;
+            p.priority = pc.priority;
+            p.weight = pc.weight;
+            p.region = static_cast<uint16_t>(ri);
+            p.trunk = t->trunks.empty() ? 0 : trunk_for(*t, interfaces, region_trunk, pc.address);
+            keys.push_back(peer_ids::key(rc.name, pc.address, pc.port));
+            reg.peers.push_back(static_cast<uint32_t>(t->peers.size()));
+            t->peers.push_back(std::move(p));
+        }
+        t->regions.push_back(std::move(reg));
+    }
+    if (t->peers.size() > sip::max_peers) {
+        error = cfg.path + ": " + std::to_string(t->peers.size()) + " peers are configured; at most " +
+                std::to_string(sip::max_peers) + " are supported";
+        return nullptr;
+    }
+
+    for (const auto& gc : cfg.peer_groups) {
+        sip::peer_group g;
+        g.name = gc.name;
+        for (const auto& rn : gc.regions) g.regions.push_back(static_cast<uint16_t>(index_by_name(cfg.regions, rn)));
+        g.sel = static_cast<sip::selector>(gc.selector);
+        t->groups.push_back(std::move(g));
+    }
+
+    for (const auto& rc : cfg.routes) {
+        sip::route r;
+        r.name = rc.name;
+        r.field = static_cast<sip::match_field>(rc.field);
+        if (rc.has_match) r.pattern = rc.pattern;  // empty: the default route, never compiled
+        r.peer_group = static_cast<uint16_t>(index_by_name(cfg.peer_groups, rc.peer_group));
+        t->routes.push_back(std::move(r));
+    }
+    t->default_route = cfg.default_route;
+    if (std::any_of(cfg.routes.begin(), cfg.routes.end(), [](const route_config& r) { return r.has_match; })) {
+        std::string why;
+        auto m = sip::route_matcher::compile(t->routes, workers, why);
+        if (!m) {
+            // Name the route by its place in the file, like the loader does.
+            int line = 0;
+            std::string key = "route";
+            for (std::size_t i = 0; i < cfg.routes.size(); ++i)
+                if (why.rfind("route " + std::to_string(i) + " ", 0) == 0) {
+                    line = cfg.routes[i].pattern_line;
+                    key = "route[" + std::to_string(i) + "].match.pattern";
+                }
+            error = (line > 0 ? where(cfg, line) : cfg.path + ": ") + key + ": " + why;
+            return nullptr;
+        }
+        t->matcher = std::move(m);
+    }
+
+    t->retry = make_retry_policy(cfg.retry);
+    t->lim.transactions_per_worker = cfg.limits.transactions_per_worker;
+    t->lim.dialogs_per_worker = cfg.limits.dialogs_per_worker;
+
+    // Last, so that a failed build leaves the registry as it was.
+    std::vector<uint32_t> peer_id;
+    if (!ids.assign(keys, peer_id, error)) {
+        error = cfg.path + ": " + error;
+        return nullptr;
+    }
+    for (std::size_t i = 0; i < t->peers.size(); ++i) t->peers[i].id = peer_id[i];
+    return t;
+}
+
+}  // namespace sbc::control
