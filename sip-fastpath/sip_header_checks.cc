@@ -12,7 +12,7 @@ uint32_t skip_ws(std::string_view b, uint32_t p, uint32_t e) noexcept {
 // Walks the comma-separated elements of a name-addr header. With `single`, a second
 // element is the `dup` error and the first is parsed into *single.
 void check_name_addr_header(error_sink& es, std::string_view b, span v, error bad, error dup,
-                            name_addr* single, bool check_uri) noexcept {
+                            name_addr* single, bool strict) noexcept {
   const uint32_t e = v.end();
   uint32_t p = v.off;
   name_addr tmp;
@@ -26,7 +26,7 @@ void check_name_addr_header(error_sink& es, std::string_view b, span v, error ba
       next = p + 1;  // Contact: * (REGISTER removing all bindings)
     } else {
       error err = parse_name_addr_at(b, p, e, count == 0 && single != nullptr ? *single : tmp,
-                                     bad, next, check_uri);
+                                     bad, next, strict);
       if (err != error::none) {
         es.add(err);
         return;
@@ -53,7 +53,7 @@ bool check_via(error_sink& es, std::string_view b, span v, via* top_out, bool al
   for (unsigned count = 0;; ++count) {
     const bool top = top_out != nullptr && count == 0;
     uint32_t next = p;
-    if (!parse_via_at(b, p, e, top ? *top_out : tmp, next)) {
+    if (!parse_via_at(b, p, e, top ? *top_out : tmp, next, all)) {
       // Name the unbalanced quote when that is what broke the element.
       for (uint32_t i = next; i < e; ++i) {
         if (b[i] == '"') {

@@ -24,13 +24,14 @@ struct error_sink {
 uint32_t skip_ws(std::string_view b, uint32_t p, uint32_t e) noexcept;
 
 /// Walks the comma-separated elements of a name-addr header value. With `single`, a
-/// second element is the `dup` error and the first is parsed into *single. With
-/// check_uri false URIs are located, not validated.
+/// second element is the `dup` error and the first is parsed into *single. With strict
+/// false URIs are located, not validated, and parameter bytes are not checked.
 void check_name_addr_header(error_sink& es, std::string_view b, span v, error bad, error dup,
-                            name_addr* single, bool check_uri) noexcept;
+                            name_addr* single, bool strict) noexcept;
 
-/// Checks a Via header value: the first element only, or all of them. The first element
-/// goes to *top_out when given. False when a problem was recorded.
+/// Checks a Via header value: the first element only, its hosts and parameter bytes
+/// unchecked (the fast pass), or all of them strictly. The first element goes to *top_out
+/// when given. False when a problem was recorded.
 bool check_via(error_sink& es, std::string_view b, span v, via* top_out, bool all) noexcept;
 
 }  // namespace sbc::sip

@@ -88,10 +88,8 @@ bool parse_start_line(message& m, uint32_t le) noexcept {
   if (p == 0 || p >= le || b[p] != ' ') return false;
   m.method_text = make_span(0, p);
   uint32_t ub = ++p;
-  const void* sp = std::memchr(b.data() + ub, ' ', le - ub);
-  if (sp == nullptr) return false;
-  p = static_cast<uint32_t>(static_cast<const char*>(sp) - b.data());
-  if (p == ub) return false;
+  p = find_byte(b.data(), ub, le, ' ');
+  if (p == le || p == ub) return false;
   m.request_uri = make_span(ub, p);
   m.version = make_span(p + 1, le);
   bool known = false;
@@ -243,16 +241,15 @@ error parse(std::string_view buf, message& m) noexcept {
   const char* d = buf.data();
   const auto n = static_cast<uint32_t>(buf.size());
 
-  const void* nl = std::memchr(d, '\n', n);
-  if (nl == nullptr) return fail(m, error::headers_truncated);
-  uint32_t pos = static_cast<uint32_t>(static_cast<const char*>(nl) - d);
+  uint32_t pos = find_byte(d, 0, n, '\n');
+  if (pos == n) return fail(m, error::headers_truncated);
   uint32_t le = pos;
   if (le > 0 && d[le - 1] == '\r') --le;
   m.start_line = make_span(0, le);
   if (!parse_start_line(m, le)) return fail(m, error::bad_start_line);
   ++pos;
 
-  // Headers: each line is found with memchr; a line starting with SP/HT continues the
+  // Headers: each line end is found 16 bytes at a time; a line starting with SP/HT continues the
   // previous one (folding). Bare LF line ends are accepted as well as CRLF.
   for (;;) {
     if (pos >= n) return fail(m, error::headers_truncated);
@@ -280,13 +277,11 @@ error parse(std::string_view buf, message& m) noexcept {
     if (colon >= n) return fail(m, error::headers_truncated);
     if (d[colon] != ':') return fail(m, error::bad_header_line);
 
-    const void* lf = std::memchr(d + colon, '\n', n - colon);
-    if (lf == nullptr) return fail(m, error::headers_truncated);
-    uint32_t eol = static_cast<uint32_t>(static_cast<const char*>(lf) - d);
+    uint32_t eol = find_byte(d, colon, n, '\n');
+    if (eol == n) return fail(m, error::headers_truncated);
     while (eol + 1 < n && (d[eol + 1] == ' ' || d[eol + 1] == '\t')) {
-      lf = std::memchr(d + eol + 1, '\n', n - eol - 1);
-      if (lf == nullptr) return fail(m, error::headers_truncated);
-      eol = static_cast<uint32_t>(static_cast<const char*>(lf) - d);
+      eol = find_byte(d, eol + 1, n, '\n');
+      if (eol == n) return fail(m, error::headers_truncated);
     }
     if (m.header_count == max_headers) return fail(m, error::too_many_headers);
     uint8_t i = m.header_count++;

@@ -7,6 +7,10 @@
 #include <cstdint>
 #include <string_view>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace sbc::sip {
 
 /// Largest message the engine handles; offsets are 16-bit (a UDP datagram fits).
@@ -44,6 +48,7 @@ enum : uint16_t {
   uheader = 512,   // URI headers: unreserved, '%', "[]/?:+$&="
   pvalue = 1024,   // header parameter names and unquoted values: token plus "[]:/&$"
   hostc = 2048,    // hostname, IPv4, IPv6 reference bytes: alnum "-._:[]"
+  pdelim = 4096,   // ends a parameter name or value in the parser's fast pass
 };
 
 constexpr bool in(char c, std::string_view set) {
@@ -71,6 +76,7 @@ constexpr std::array<uint16_t, 256> make_table() {
     if (unreserved || in(c, "%[]/?:+$&=")) v |= uheader;
     if ((v & token) != 0 || in(c, "[]:/&$")) v |= pvalue;
     if (alnum || in(c, "-._:[]")) v |= hostc;
+    if (in(c, " \t\r\n;,=\"<>")) v |= pdelim;
     t[static_cast<std::size_t>(i)] = v;
   }
   return t;
@@ -83,6 +89,52 @@ constexpr bool is(char c, uint16_t cls) noexcept {
 }
 
 }  // namespace chars
+
+/// Offset of the first byte c in d[pos, end), or end. Inline and 16 bytes at a time: header
+/// lines are short, and a libc memchr call costs more than the scan itself. Never loads
+/// past end.
+inline uint32_t find_byte(const char* d, uint32_t pos, uint32_t end, char c) noexcept {
+#if defined(__SSE2__)
+  const __m128i needle = _mm_set1_epi8(c);
+  while (pos + 16 <= end) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + pos));
+    const int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(v, needle));
+    if (mask != 0) return pos + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    pos += 16;
+  }
+#endif
+  while (pos < end && d[pos] != c) ++pos;
+  return pos;
+}
+
+/// Offset of the first parameter value delimiter (';' ',' SP HT CR LF) in d[pos, end), or
+/// end; 16 bytes at a time like find_byte.
+inline uint32_t find_value_end(const char* d, uint32_t pos, uint32_t end) noexcept {
+#if defined(__SSE2__)
+  const __m128i semi = _mm_set1_epi8(';');
+  const __m128i comma = _mm_set1_epi8(',');
+  const __m128i sp = _mm_set1_epi8(' ');
+  const __m128i ht = _mm_set1_epi8('\t');
+  const __m128i cr = _mm_set1_epi8('\r');
+  const __m128i lf = _mm_set1_epi8('\n');
+  while (pos + 16 <= end) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + pos));
+    const __m128i hit = _mm_or_si128(
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, semi), _mm_cmpeq_epi8(v, comma)),
+                     _mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, ht))),
+        _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf)));
+    const int mask = _mm_movemask_epi8(hit);
+    if (mask != 0) return pos + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    pos += 16;
+  }
+#endif
+  while (pos < end) {
+    const char c = d[pos];
+    if (c == ';' || c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n') break;
+    ++pos;
+  }
+  return pos;
+}
 
 /// Case-insensitive equality of a token against a lowercase literal. Valid for token
 /// bytes only: OR-ing 0x20 maps no other token byte onto a lowercase letter or '-'.

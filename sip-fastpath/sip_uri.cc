@@ -147,9 +147,8 @@ bool parse_uri(std::string_view buf, span s, uri& out) noexcept {
   const uint32_t e = s.end();
   if (p == e) return false;
   // userinfo ends at the first '@': '@' is not allowed unescaped in params or headers.
-  const void* at = std::memchr(buf.data() + p, '@', e - p);
-  if (at != nullptr) {
-    uint32_t a = static_cast<uint32_t>(static_cast<const char*>(at) - buf.data());
+  const uint32_t a = find_byte(buf.data(), p, e, '@');
+  if (a != e) {
     uint32_t pc = p;
     while (pc < a && buf[pc] != ':') ++pc;
     out.user = make_span(p, pc);
@@ -203,7 +202,11 @@ bool param_iter::next(param& out, bool& bad) noexcept {
   }
   pos = skip_ws(buf, pos + 1, end);
   uint32_t nb = pos;
-  while (pos < end && chars::is(buf[pos], chars::pvalue)) ++pos;
+  if (strict) {
+    while (pos < end && chars::is(buf[pos], chars::pvalue)) ++pos;
+  } else {
+    while (pos < end && !chars::is(buf[pos], chars::pdelim)) ++pos;
+  }
   out.name = make_span(nb, pos);
   out.value = span{};
   out.has_value = false;
@@ -223,7 +226,11 @@ bool param_iter::next(param& out, bool& bad) noexcept {
       }
       pos = q;
     } else {
-      while (pos < end && chars::is(buf[pos], chars::pvalue)) ++pos;
+      if (strict) {
+        while (pos < end && chars::is(buf[pos], chars::pvalue)) ++pos;
+      } else {
+        pos = find_value_end(buf.data(), pos, end);
+      }
       if (pos == vb) {
         bad = true;
         return false;
@@ -292,7 +299,7 @@ bool value_iter::next(span& out, error& err) noexcept {
 }
 
 error parse_name_addr_at(std::string_view buf, uint32_t pos, uint32_t e, name_addr& out,
-                         error bad, uint32_t& next, bool check_uri) noexcept {
+                         error bad, uint32_t& next, bool strict) noexcept {
   out = name_addr{};
   uint32_t p = skip_ws(buf, pos, e);
   next = p;
@@ -316,12 +323,10 @@ error parse_name_addr_at(std::string_view buf, uint32_t pos, uint32_t e, name_ad
   uint32_t after = 0;
   if (lt != e) {
     out.angle = true;
-    const void* gt = std::memchr(buf.data() + lt + 1, '>', e - lt - 1);
-    if (gt == nullptr) return error::unbalanced_angle;
-    uint32_t g = static_cast<uint32_t>(static_cast<const char*>(gt) - buf.data());
+    const uint32_t g = find_byte(buf.data(), lt + 1, e, '>');
+    if (g == e) return error::unbalanced_angle;
     out.uri_text = make_span(lt + 1, g);
-    if (std::memchr(buf.data() + lt + 1, '<', g - lt - 1) != nullptr)
-      return error::unbalanced_angle;
+    if (find_byte(buf.data(), lt + 1, g, '<') != g) return error::unbalanced_angle;
     after = g + 1;
   } else {
     // addr-spec: the URI runs to the first ';' (later ';' belong to the header) or ','.
@@ -334,13 +339,14 @@ error parse_name_addr_at(std::string_view buf, uint32_t pos, uint32_t e, name_ad
     out.uri_text = make_span(p, i);
     after = i;
   }
-  if (check_uri) {
+  if (strict) {
     uri u;
     if (!parse_uri(buf, out.uri_text, u)) return bad;
   } else if (out.uri_text.empty()) {
     return bad;
   }
   param_iter it(buf, after, e, true);
+  it.strict = strict;
   param pr;
   bool bad_param = false;
   while (it.next(pr, bad_param)) {
@@ -374,14 +380,22 @@ error parse_name_addr(std::string_view buf, span value, name_addr& out, error ba
 }
 
 bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
-                  uint32_t& next) noexcept {
+                  uint32_t& next, bool strict) noexcept {
   out = via{};
   uint32_t p = skip_ws(buf, pos, e);
   const uint32_t b = p;
   next = p;
   // sent-protocol = protocol-name SLASH protocol-version SLASH transport, LWS allowed.
+  // The common form "SIP/2.0/" without white space is read in one compare.
   span parts[3];
-  for (int k = 0; k < 3; ++k) {
+  int first_part = 0;
+  if (e - p > 8 && eq_lower(buf.substr(p, 3), "sip") && buf.substr(p + 3, 5) == "/2.0/") {
+    parts[0] = make_span(p, p + 3);
+    parts[1] = make_span(p + 4, p + 7);
+    p += 8;
+    first_part = 2;
+  }
+  for (int k = first_part; k < 3; ++k) {
     p = skip_ws(buf, p, e);
     uint32_t tb = p;
     while (p < e && chars::is(buf[p], chars::token)) ++p;
@@ -407,7 +421,7 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
   }
   out.host = make_span(hb, p);
   host_kind kind;
-  if (!check_host(out.host.in(buf), kind)) return false;
+  if (out.host.empty() || (strict && !check_host(out.host.in(buf), kind))) return false;
   p = skip_ws(buf, p, e);
   if (p < e && buf[p] == ':') {
     p = skip_ws(buf, p + 1, e);
@@ -416,6 +430,7 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
     if (!read_port(buf, pb, p, out.port)) return false;
   }
   param_iter it(buf, p, e, true);
+  it.strict = strict;
   param pr;
   bool bad = false;
   while (it.next(pr, bad)) {
@@ -431,7 +446,8 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
       case 8:
         if (eq_lower(n, "received")) {
           host_kind k;
-          if (!pr.has_value || !check_host(pr.value.in(buf), k) || k == host_kind::name)
+          if (!pr.has_value ||
+              (strict && (!check_host(pr.value.in(buf), k) || k == host_kind::name)))
             return false;
           out.received = pr.value;
         }

@@ -47,6 +47,7 @@ struct param_iter {
   uint32_t pos;
   uint32_t end;
   bool list = false;  // a top-level ',' ends the list (header values with several elements)
+  bool strict = true;  // false: find names and values without checking their bytes
 
   param_iter(std::string_view b, span s) noexcept : buf(b), pos(s.off), end(s.end()) {}
   param_iter(std::string_view b, uint32_t p, uint32_t e, bool in_list) noexcept
@@ -90,10 +91,10 @@ error parse_name_addr(std::string_view buf, span value, name_addr& out, error ba
 
 /// List form: parses the element starting at `pos`, stopping before a top-level ',' or
 /// at `end`; `next` gets the offset where it stopped.
-/// With check_uri false the URI is only located (the parser's fast pass); the full
-/// check is left to check_message().
+/// With strict false (the parser's fast pass) the URI is only located and parameter bytes
+/// are not checked; check_message() does the full check.
 error parse_name_addr_at(std::string_view buf, uint32_t pos, uint32_t end, name_addr& out,
-                         error bad, uint32_t& next, bool check_uri = true) noexcept;
+                         error bad, uint32_t& next, bool strict = true) noexcept;
 
 /// One Via element.
 struct via {
@@ -115,8 +116,9 @@ struct via {
 bool parse_via(std::string_view buf, span value, via& out) noexcept;
 
 /// List form of parse_via: stops before a top-level ',' or at `end`, offset in `next`.
+/// With strict false (the parser's fast pass) hosts and parameter bytes are not checked.
 bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t end, via& out,
-                  uint32_t& next) noexcept;
+                  uint32_t& next, bool strict = true) noexcept;
 
 /// Checks that buf[s] is a quoted-string starting at s.off with its closing quote at or
 /// before s.end(); returns the offset just past the closing quote, or 0 when unterminated.

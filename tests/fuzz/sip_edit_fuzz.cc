@@ -47,8 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!r2.ok() || r2.len != r.len || std::memcmp(inplace, fresh, r.len) != 0) std::abort();
   }
 
-  // Round trip: a valid message stays valid, with the edits visible.
-  const bool was_ok = m.ok();
+  // Round trip: a valid message (fast pass and full check) stays valid, edits visible.
+  error first = error::none;
+  const bool was_ok = m.ok() && check_message(m, first).empty();
   const bool had_two_vias = [&] {
     unsigned n = 0;
     for (unsigned i = 0; i < m.header_count; ++i) n += m.headers[i].id == header_id::via;
@@ -59,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Popping what may be the only Via, without pushing one, legitimately leaves none.
   if (e.pop_via && e.push_via.empty() && !had_two_vias) return 0;
   if (was_ok) {
-    if (!back.ok()) std::abort();
+    if (!back.ok() || !check_message(back, first).empty()) std::abort();
     if (back.body.len != (e.replace_body ? e.body.size() : m.body.len)) std::abort();
     if (!e.request_uri.empty() && back.request_uri.in(std::string_view(fresh, r.len)) != e.request_uri)
       std::abort();
