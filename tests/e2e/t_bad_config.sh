@@ -15,7 +15,7 @@ set +e
 out=$("$BUILD/sbcd" --config "$DIR/bad.toml" 2>&1); rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "$out" >&2; fail "exit code $rc, expected 2"; }
-expect_contains "$out" "$DIR/bad.toml:9" "file and line"
+expect_contains "$out" "$DIR/bad.toml:8: interface[0].address" "file, line and key"
 expect_contains "$out" "address" "key"
 set +e
 out=$("$BUILD/sbcd" --config "$DIR/missing.toml" 2>&1); rc=$?
