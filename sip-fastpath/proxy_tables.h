@@ -73,7 +73,7 @@ constexpr std::size_t match_field_count = 4;
 struct route {
     std::string name;
     match_field field = match_field::ruri_user;
-    std::string pattern;        ///< Hyperscan (PCRE subset) expression
+    std::string pattern;        ///< Hyperscan (PCRE subset) expression; empty: never matched (the default route)
     uint16_t peer_group = 0;
 };
 
