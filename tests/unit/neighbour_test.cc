@@ -80,7 +80,10 @@ TEST(neighbour_table, readers_never_see_a_mac_that_was_never_written)
             reads.fetch_add(1);
         }
     });
-    for (int i = 0; i < 200000; ++i) t->insert(a, i % 2 ? mac(1) : mac(2), static_cast<uint64_t>(i));
+    // Write until the reader has raced the writer for a while (bounded: a loaded machine may
+    // start the reader late).
+    for (int i = 0; i < 200000 || (reads.load() < 10000 && i < 200'000'000); ++i)
+        t->insert(a, i % 2 ? mac(1) : mac(2), static_cast<uint64_t>(i));
     stop = true;
     reader.join();
     EXPECT_EQ(bad.load(), 0u);
