@@ -183,7 +183,8 @@ private:
                       outbox& out) noexcept;
     bool send_invite(uint32_t slot, outbox& out) noexcept;
     void send_to_peer_simple(uint32_t slot, std::string_view method, std::string_view to_value, outbox& out) noexcept;
-    void respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, outbox& out) noexcept;
+    void respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, uint64_t now,
+                          outbox& out) noexcept;
     void relay_upstream(uint32_t slot, outbox& out) noexcept;
     bool relay_by_via(const arrival& a, outbox& out) noexcept;
     /// Writes our Via for a request from `src` forwarded from `local`, with `branch`.

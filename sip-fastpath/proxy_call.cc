@@ -138,7 +138,7 @@ bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
         return false;
     }
     const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
-    if (parse(stored, *aux_) != error::none && !aux_->is_request()) return false;
+    if (parse(stored, *aux_) != error::none || !aux_->is_request()) return false;
     char branch[branch_stateful_len];
     write_branch(branch, txn_id{worker_, slot, s.gen, static_cast<uint8_t>(s.attempt & 0xf)});
     char via[160];
@@ -192,7 +192,7 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
     if (p == no_peer) {
         // Every candidate failed (or none is up): the best answer we can give.
         stats_->add(proxy_counter::exhausted);
-        respond_upstream(slot, 503, true, t.retry.retry_after_s, out);
+        respond_upstream(slot, 503, true, t.retry.retry_after_s, now, out);
         return;
     }
     const peer& pe = t.peers[p];
@@ -257,7 +257,7 @@ void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::strin
     if (r.ok()) out.commit(s.local, s.peer, r.len);
 }
 
-void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s,
+void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, uint64_t now,
                              outbox& out) noexcept
 {
     setup& s = setups_[slot];
@@ -287,7 +287,6 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
     s.state = setup_state::completed;
     s.t_no_response = s.t_give_up = 0;
     s.rt_interval = timer_t1_ms;
-    const uint64_t now = timers_.now();
     s.t_retransmit = s.final_len != 0 ? now + timer_t1_ms : 0;
     s.t_release = now + final_wait_ack_ms;
     arm(slot);
@@ -350,11 +349,9 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], -1);
         s.peer_id = no_peer;
         dialog_started(s.callid_hash, peer_id, a.now_ms);
-        // 2xx retransmissions are relayed statelessly; the slot only absorbs INVITE repeats.
-        s.state = setup_state::lingering;
-        s.t_retransmit = s.t_no_response = s.t_give_up = 0;
-        s.t_release = a.now_ms + linger_ms;
-        arm(slot);
+        // Done: 2xx retransmissions are relayed statelessly (our Via names the caller), and
+        // the caller stopped repeating its INVITE at our 100 Trying, so nothing needs the slot.
+        release(slot);
         return;
     }
     // A final failure: ACK it hop by hop, then retry elsewhere or pass it on.
@@ -414,7 +411,7 @@ void proxy::on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std
     if (s.gen != id.gen || (s.attempt & 0xf) != id.attempt || !(s.peer == to)) return;
     failure(id.slot, failure_cause::icmp, 0, out);
     if (s.cancelled) {
-        respond_upstream(id.slot, 487, false, 0, out);
+        respond_upstream(id.slot, 487, false, 0, now_ms, out);
         return;
     }
     next_attempt(t, h, id.slot, failure_cause::icmp, now_ms, out);
@@ -445,7 +442,7 @@ void proxy::fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uin
     }
     if (s.cancelled && s.t_no_response != 0 && now >= s.t_no_response) {
         // The peer never answered our CANCEL with a final: the caller gets its 487 from us.
-        respond_upstream(slot, 487, false, 0, out);
+        respond_upstream(slot, 487, false, 0, now, out);
         return;
     }
     if (s.state == setup_state::calling && s.t_no_response != 0 && now >= s.t_no_response) {
@@ -457,7 +454,7 @@ void proxy::fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uin
         if (s.state == setup_state::ringing) {
             // Rang too long (Timer C): stop the callee, tell the caller.
             send_to_peer_simple(slot, "CANCEL", {}, out);
-            respond_upstream(slot, 408, false, 0, out);
+            respond_upstream(slot, 408, false, 0, now, out);
             return;
         }
         failure(slot, failure_cause::timeout, 0, out);
