@@ -2,6 +2,7 @@
 #include "control/control_loop.h"
 
 #include <cstdio>
+#include <mutex>
 #include <cstring>
 
 #include <rte_cycles.h>
@@ -47,8 +48,15 @@ control_loop::control_loop(config cfg, dataplane::dataplane_runtime& rt)
       rt_(rt),
       neighbours_(rt.shared->neighbours, policy_of(cfg_),
                   [this](uint16_t iface, const dataplane::arp_fields& f) { send_arp(iface, f); }),
-      started_(std::chrono::steady_clock::now())
+      started_(std::chrono::steady_clock::now()),
+      passive_(rt.shared->peer_health, passive_policy{cfg_.health.passive_down_after, cfg_.health.retest_interval_ms},
+               [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); })
 {
+}
+
+std::string control_loop::peer_name(uint32_t id) const
+{
+    return id < peer_names_.size() && !peer_names_[id].empty() ? peer_names_[id] : "#" + std::to_string(id);
 }
 
 control_loop::~control_loop() = default;
@@ -79,6 +87,19 @@ bool control_loop::start(std::string& error)
 {
     auto snap = build_snapshot(cfg_, rt_.ports, 1, error);
     if (!snap) return false;
+    if (!cfg_.trunks.empty()) {
+        snap->proxy = build_proxy_tables(cfg_, snap->interfaces, cfg_.node.workers, ids_, error);
+        if (!snap->proxy) {
+            config_refused_ = true;
+            return false;
+        }
+        // New and freed ids start with a clean health word.
+        for (uint32_t id : ids_.added()) rt_.shared->peer_health.word[id].store(0, std::memory_order_relaxed);
+        for (uint32_t id : ids_.freed()) rt_.shared->peer_health.word[id].store(0, std::memory_order_relaxed);
+        tables_ = snap->proxy;
+        peer_names_.assign(sip::max_peers, {});
+        for (const auto& p : tables_->peers) peer_names_[p.id] = p.name;
+    }
     interfaces_ = snap->interfaces;
     publish_snapshot(rt_.shared->snap, std::move(snap));
     generation_.store(1, std::memory_order_relaxed);
@@ -91,7 +112,11 @@ bool control_loop::start(std::string& error)
     }
     if (!cfg_.node.management_http.empty()) {
         http_ = metrics_http::start(
-            cfg_.node.management_http, [this] { return to_prometheus(report()); },
+            cfg_.node.management_http,
+            [this] {
+                std::lock_guard<std::mutex> lock(metrics_mu_);
+                return metrics_text_;
+            },
             [this]() -> std::pair<int, std::string> {
                 if (state_.load(std::memory_order_relaxed) == 1) return {200, "ok\n"};
                 return {503, "starting\n"};
@@ -121,9 +146,16 @@ void control_loop::drain_events(uint64_t now)
                 icmp_.unreachable.fetch_add(1, std::memory_order_relaxed);
                 break;
             case dataplane::event_kind::peer_failed:
-            case dataplane::event_kind::peer_answered:
-                // Passive peer health (the proxy's verdicts) is not consumed yet.
+            case dataplane::event_kind::peer_answered: {
+                sip::peer_event pe;
+                pe.kind = e.kind == dataplane::event_kind::peer_failed ? sip::peer_event_kind::failed
+                                                                       : sip::peer_event_kind::answered;
+                pe.cause = static_cast<sip::failure_cause>(e.cause);
+                pe.code = e.code;
+                pe.peer_id = e.peer_id;
+                passive_.on_event(pe, peer_name(e.peer_id), now);
                 break;
+            }
             }
         }
         if (n < evs.size()) break;
@@ -133,12 +165,12 @@ void control_loop::drain_events(uint64_t now)
 nlohmann::json control_loop::handle(const nlohmann::json& request)
 {
     const std::string cmd = request.value("cmd", "");
-    if (cmd == "status" || cmd == "stats") {
+    if (cmd == "status" || cmd == "stats" || cmd == "calls" || cmd == "peers") {
         nlohmann::json j = to_json(report());
         j["ok"] = true;
         return j;
     }
-    return {{"ok", false}, {"error", "unknown command '" + cmd + "' (known: status, stats)"}};
+    return {{"ok", false}, {"error", "unknown command '" + cmd + "' (known: status, stats, calls, peers)"}};
 }
 
 stats_report control_loop::report() const
@@ -176,7 +208,52 @@ stats_report control_loop::report() const
         r.workers.push_back(ws);
     }
     r.neighbours = rt_.shared->neighbours.entries().size();
+    fill_sip(r);
     return r;
+}
+
+void control_loop::fill_sip(stats_report& r) const
+{
+    if (!tables_) return;
+    sip_report& s = r.sip;
+    s.enabled = true;
+    for (std::size_t k = 0; k < sip::proxy_counter_count; ++k) {
+        const auto c = static_cast<sip::proxy_counter>(k);
+        uint64_t v = 0;
+        for (const auto& w : rt_.workers)
+            if (w->proxy) v += w->proxy->stats().get(c);
+        s.counters.emplace_back(std::string(sip::proxy_counter_name(c)), v);
+        s.help.emplace_back(std::string(sip::proxy_counter_name(c)), std::string(sip::proxy_counter_help(c)));
+    }
+    for (const auto& w : rt_.workers) {
+        if (!w->proxy) continue;
+        s.setups_active += w->proxy->stats().setups_active.load(std::memory_order_relaxed);
+        s.dialogs_active += w->proxy->stats().dialogs_active.load(std::memory_order_relaxed);
+    }
+    for (const auto& p : tables_->peers) {
+        peer_report pr;
+        pr.name = p.name;
+        pr.region = p.region < tables_->regions.size() ? tables_->regions[p.region].name : "";
+        pr.address = format_ipv4(p.address) + ":" + std::to_string(p.port);
+        pr.id = p.id;
+        const uint32_t word = rt_.shared->peer_health.word[p.id].load(std::memory_order_relaxed);
+        const auto& v = passive_.of(p.id);
+        pr.state = (word & sip::peer_state::disabled) ? "disabled"
+                   : (word & sip::peer_state::draining) ? "draining"
+                   : (word & sip::peer_state::down)     ? "down"
+                   : v.trial                            ? "trial"
+                                                        : "up";
+        pr.why = v.why;
+        pr.consecutive_failures = v.consecutive;
+        for (const auto& w : rt_.workers) {
+            if (!w->proxy) continue;
+            const auto& st = w->proxy->stats();
+            pr.attempts += st.attempts_by_peer[p.id].load(std::memory_order_relaxed);
+            pr.active_calls += st.active_by_peer[p.id].load(std::memory_order_relaxed);
+            for (std::size_t k = 0; k < 5; ++k) pr.failures[k] += st.failures_by_peer[p.id][k].load(std::memory_order_relaxed);
+        }
+        s.peers.push_back(std::move(pr));
+    }
 }
 
 int control_loop::run()
@@ -186,13 +263,22 @@ int control_loop::run()
     std::fprintf(stderr, "sbcd: %s running: %zu interface(s), %zu worker(s), control socket %s%s%s\n",
                  cfg_.node.name.c_str(), interfaces_.size(), rt_.workers.size(), cfg_.node.control_socket.c_str(),
                  cfg_.node.management_http.empty() ? "" : ", http ", cfg_.node.management_http.c_str());
-    uint64_t last_tick = 0;
+    uint64_t last_tick = 0, last_metrics = 0;
+    bool first = true;
     while (!stop_requested.load(std::memory_order_relaxed)) {
         const uint64_t now = now_ms();
         drain_events(now);
         if (now - last_tick >= 100) {
             neighbours_.tick(now);
+            passive_.tick(now, [this](uint32_t id) { return peer_name(id); });
             last_tick = now;
+        }
+        if (first || now - last_metrics >= 200) {
+            std::string text = to_prometheus(report());
+            std::lock_guard<std::mutex> lock(metrics_mu_);
+            metrics_text_ = std::move(text);
+            last_metrics = now;
+            first = false;
         }
         // Waiting in poll bounds the event latency to 1 ms while leaving the CPU to others.
         socket_->poll(1, [this](const nlohmann::json& req) { return handle(req); });

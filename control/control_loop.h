@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,8 @@
 #include "control/control_socket.h"
 #include "control/metrics_http.h"
 #include "control/neighbours.h"
+#include "control/passive_health.h"
+#include "control/proxy_build.h"
 #include "control/stats.h"
 #include "dataplane/runtime.h"
 
@@ -33,12 +36,14 @@ public:
     ~control_loop();
 
     /// Publishes the first snapshot, opens the control socket and the HTTP listener, announces
-    /// our addresses. False with a message when any of it fails.
+    /// our addresses. False with a message when any of it fails; config_refused() then tells
+    /// a config problem (exit code 2) from a runtime one.
     bool start(std::string& error);
+    [[nodiscard]] bool config_refused() const noexcept { return config_refused_; }
     /// Runs until stop_requested; returns the process exit code.
     int run();
 
-    /// Any thread: the current report (counters read with relaxed loads).
+    /// Control core: the current report (counters read with relaxed loads).
     [[nodiscard]] stats_report report() const;
 
 private:
@@ -46,6 +51,8 @@ private:
     void drain_events(uint64_t now_ms);
     void send_arp(uint16_t iface, const dataplane::arp_fields& f);
     [[nodiscard]] uint64_t now_ms() const;
+    [[nodiscard]] std::string peer_name(uint32_t id) const;
+    void fill_sip(stats_report& r) const;
 
     config cfg_;
     dataplane::dataplane_runtime& rt_;
@@ -57,6 +64,15 @@ private:
     std::atomic<int> state_{0};  ///< 0 starting, 1 running
     icmp_counters icmp_;
     std::chrono::steady_clock::time_point started_;
+    bool config_refused_ = false;
+    peer_ids ids_;
+    std::shared_ptr<const sip::proxy_tables> tables_;  ///< as published; control core only
+    std::vector<std::string> peer_names_;               ///< by peer id
+    passive_health passive_;
+    // /metrics is rendered by the control core and served from this copy, so that the HTTP
+    // thread never reads control-core state.
+    std::mutex metrics_mu_;
+    std::string metrics_text_;
 };
 
 }  // namespace sbc::control

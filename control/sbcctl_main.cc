@@ -1,4 +1,4 @@
-// sbcctl: the operator's command line over sbcd's control socket (status, stats, top).
+// sbcctl: the operator's command line over sbcd's control socket (status, stats, top, calls, peers).
 // sbcctl process only. Each command is one entry of the `commands` table below; adding one
 // (peers, calls, drain, ...) is a new function and a new row.
 //
@@ -83,6 +83,8 @@ int show(const options& o, std::string_view cmd, std::span<const std::string> ar
 
 int cmd_status(const options& o, std::span<const std::string> args) { return show(o, "status", args, ctl::render_status_text); }
 int cmd_stats(const options& o, std::span<const std::string> args) { return show(o, "stats", args, ctl::render_stats_text); }
+int cmd_calls(const options& o, std::span<const std::string> args) { return show(o, "calls", args, ctl::render_calls_text); }
+int cmd_peers(const options& o, std::span<const std::string> args) { return show(o, "peers", args, ctl::render_peers_text); }
 
 double parse_positive(const std::string& flag, const std::string& value)
 {
@@ -143,6 +145,9 @@ constexpr command commands[] = {
      cmd_status},
     {"stats", "", "packet totals, packets per pipeline stage, drops by reason (non-zero first) and per-worker counters",
      cmd_stats},
+    {"calls", "", "active calls: established and being set up, per peer", cmd_calls},
+    {"peers", "", "every peer: region, address, state (up, down, trial, draining, disabled), why, active calls, "
+                  "attempts and failures by cause", cmd_peers},
     {"top", "[--interval S] [--count N]",
      "live view redrawn every S seconds (default 1): per-worker busy %, packets per second in and out, drops per "
      "second by reason; --count N stops after N refreshes (for scripts); the screen is cleared only on a terminal",

@@ -213,7 +213,8 @@ json to_json(const stats_report& r)
                 {"neighbours", r.neighbours},
                 {"interfaces", ifs},
                 {"workers", ws},
-                {"total", to_json(r.total)}};
+                {"total", to_json(r.total)},
+                {"sip", to_json(r.sip)}};
 }
 
 std::string to_prometheus(const stats_report& r)
@@ -280,7 +281,7 @@ std::string to_prometheus(const stats_report& r)
     w.family("worker_busy_percent", "gauge",
              "Share of the worker's cycles spent in iterations with work since it started, 0..100; use rate() of busy_cycles_total/cycles_total for a recent value.");
     for (const auto& wk : r.workers) w.sample(labels({{"worker", std::to_string(wk.id)}}), wk.counters.busy_percent());
-    return w.str();
+    return w.str() + sip_prometheus(r.sip);
 }
 
 std::string render_status_text(const json& j)
@@ -355,6 +356,7 @@ std::string render_stats_text(const json& j)
                 std::to_string(c.drops_total()), std::to_string(c.events_sent), std::to_string(c.loops)});
     }
     out += wt.render();
+    out += render_sip_stats_text(j);
     return out;
 }
 

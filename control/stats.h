@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control/sip_stats.h"
 #include "dataplane/counters.h"
 
 namespace sbc::control {
@@ -44,6 +45,7 @@ struct stats_report {
     std::vector<worker_status> workers;
     dataplane::counters_view total;
     uint64_t neighbours = 0;
+    sip_report sip;
 };
 
 /// The report as the control socket sends it; the shape is documented in docs/operations.md.

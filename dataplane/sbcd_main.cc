@@ -136,7 +136,7 @@ int main(int argc, char** argv)
             sbc::control::control_loop loop(cfg, *rt);
             if (!loop.start(error) || !sbc::dataplane::launch_workers(*rt, error)) {
                 std::fprintf(stderr, "sbcd: %s\n", error.c_str());
-                rc = 1;
+                rc = loop.config_refused() ? 2 : 1;
             } else {
                 rc = loop.run();
             }

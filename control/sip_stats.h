@@ -1,0 +1,49 @@
+// What the control core reports about calls: the proxy counters summed over workers, active
+// setups and dialogs, and every peer with its state, calls and failures; rendered as JSON (the
+// control socket), Prometheus text (/metrics) and the text of `sbcctl calls` and `sbcctl peers`.
+// Builders: control core. Renderers: sbcctl (pure functions over the JSON).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sbc::control {
+
+struct peer_report {
+    std::string name;
+    std::string region;
+    std::string address;   ///< "a.b.c.d:port"
+    uint32_t id = 0;
+    std::string state;     ///< "up", "down", "trial", "draining", "disabled"
+    std::string why;       ///< last failure ("503", "timeout", "icmp unreachable"), or ""
+    unsigned consecutive_failures = 0;
+    uint64_t attempts = 0;
+    uint64_t active_calls = 0;
+    std::array<uint64_t, 5> failures{};  ///< 4xx, 5xx, 6xx, timeout, icmp
+};
+
+struct sip_report {
+    bool enabled = false;  ///< the config has trunks and routes
+    std::vector<std::pair<std::string, uint64_t>> counters;  ///< proxy counters by name, summed
+    std::vector<std::pair<std::string, std::string>> help;   ///< counter name -> meaning
+    uint64_t setups_active = 0;
+    uint64_t dialogs_active = 0;
+    std::vector<peer_report> peers;
+};
+
+nlohmann::json to_json(const sip_report& r);
+/// Appends the sip metrics (sbc_sip_*, sbc_calls_active, sbc_peer_*) in Prometheus text.
+std::string sip_prometheus(const sip_report& r);
+/// `sbcctl calls`: active calls and setups, by peer and state.
+std::string render_calls_text(const nlohmann::json& report);
+/// `sbcctl peers`: every peer with region, address, state, why, active calls, failures.
+std::string render_peers_text(const nlohmann::json& report);
+/// The SIP part of `sbcctl stats`.
+std::string render_sip_stats_text(const nlohmann::json& report);
+
+}  // namespace sbc::control
