@@ -65,8 +65,8 @@ for t in "${tiers[@]}"; do
   echo "=== tier: $t"
   case "$t" in
     unit)
-      for exe in build/tests/unit/unit_test build/tests/unit/sip_unit_test; do
-        [ -x "$exe" ] && run_gtest "$(basename "$exe")" "$exe"
+      for exe in build/tests/unit/*_test; do
+        [ -x "$exe" ] && [ -f "$exe" ] && run_gtest "$(basename "$exe")" "$exe"
       done
       ;;
     eal)
