@@ -1,0 +1,234 @@
+# Shared by the SIP proxy e2e tests t_sip_*.sh (source it). Builds the SIPp topology of
+# scripts/lib/sipp.sh in sbcd mode (namespace "hosts": caller 198.18.0.2, region1 peers
+# 198.18.1.11/.12, region2 peers 198.18.2.21/.22), writes a proxy config for sbcd
+# (198.18.0.1/16 on the root end of the veth, trunk "carrier" on 5060 allowing 198.18.0.2/32,
+# peer group "cloud" = [region1, region2], a default route) and starts sbcd. Everything
+# started is killed by PID and the namespaces removed on exit (trap), also on failure.
+#
+# Peer order is deterministic: in each region the first peer (.11, .21) has priority 10 and
+# the second (.12, .22) priority 20, so a call always tries .11, then .12, then .21, then .22.
+# Regions use probe = "none": only real calls judge a peer, nothing probes behind a test.
+#
+# Knobs (set before sip_up): SIP_PASSIVE_DOWN_AFTER (default 100: no peer goes down during
+# a test unless the test wants it), SIP_NO_RESPONSE_MS (1000), SIP_RETRY_AFTER_S (30),
+# SIP_TRANSACTIONS (unset: sbcd's default), SIP_WORKERS (1), SIP_EXTRA_CONFIG (appended),
+# SIP_EXTRA_ADDRS (more addresses, /16, on the hosts end of the veth).
+set -euo pipefail
+SIP_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SIP_ROOT=$(cd "$SIP_E2E_DIR/../.." && pwd)
+# shellcheck source=../../scripts/lib/sipp.sh
+source "$SIP_ROOT/scripts/lib/sipp.sh"
+BUILD=${SBC_BUILD:-$SIP_ROOT/build}
+trap topo_cleanup EXIT INT TERM
+
+# SIP_KEEP=DIR: on failure, copy the test's logs (SIPp messages, sbcd.log) there.
+fail() {
+  echo "FAIL: $*" >&2
+  if [ -n "${SIP_KEEP:-}" ] && [ -n "${DIR:-}" ]; then rm -rf "$SIP_KEEP"; cp -r "$DIR" "$SIP_KEEP" 2>/dev/null || true; fi
+  exit 1
+}
+note() { echo "-- $*" >&2; }
+expect_contains() { # HAYSTACK NEEDLE WHAT
+  grep -qF -- "$2" <<<"$1" || { echo "$1" | head -n 60 >&2; fail "$3: expected to find '$2'"; }
+}
+
+# sip_up: topology, config, sbcd; ARP warmed for every SIP address (each pings sbcd once).
+# Sets DIR, CFG, SOCK, HTTP, HOSTS_IF (the namespace end of the veth).
+sip_up() {
+  sipp_topology sbcd
+  HOSTS_IF="s${TOPO_ID}hostb"
+  DIR=$(topo_dir)
+  SOCK=$DIR/sbcd.sock
+  HTTP=127.0.0.1:$(topo_free_port)
+  CFG=$DIR/sbc.toml
+  local a
+  for a in ${SIP_EXTRA_ADDRS:-}; do ip -n "$SIPP_NS_HOSTS" addr add "$a/16" dev "$HOSTS_IF"; done
+  sip_write_config "$CFG"
+  sbcd_start "$BUILD" "$CFG" "$DIR/sbcd.log"
+  local pids=()
+  for a in "$SIPP_CALLER" "${SIPP_REGION1[@]}" "${SIPP_REGION2[@]}" ${SIP_EXTRA_ADDRS:-}; do
+    ip netns exec "$SIPP_NS_HOSTS" ping -c 1 -W 2 -I "$a" "$SIPP_PROXY_ADDR" >/dev/null 2>&1 &
+    pids+=($!)
+  done
+  local ok=0 p
+  for p in "${pids[@]}"; do wait "$p" && ok=$((ok + 1)); done
+  [ "$ok" -gt 0 ] || fail "sbcd answers no ping from the hosts namespace"
+}
+
+# sip_write_config FILE
+sip_write_config() {
+  local f=$1
+  cat >"$f" <<CONF
+[node]
+name = "e2e-sip-${TOPO_ID}"
+workers = ${SIP_WORKERS:-1}
+control_socket = "$SOCK"
+management_http = "$HTTP"
+
+[dpdk]
+no_huge = true
+memory_mb = 512
+mbufs_per_worker = 8191
+
+[[interface]]
+name = "hosts"
+device = "net_af_packet${TOPO_ID},iface=${SIPP_PROXY_IF}"
+address = "198.18.0.1/16"
+
+[[trunk]]
+name = "carrier"
+interface = "hosts"
+port = 5060
+allow = ["198.18.0.2/32"]
+
+[[region]]
+name = "region1"
+peers = [ { address = "198.18.1.11:5060", priority = 10 },
+          { address = "198.18.1.12:5060", priority = 20 } ]
+probe = "none"
+
+[[region]]
+name = "region2"
+peers = [ { address = "198.18.2.21:5060", priority = 10 },
+          { address = "198.18.2.22:5060", priority = 20 } ]
+probe = "none"
+
+[[peer_group]]
+name = "cloud"
+regions = ["region1", "region2"]
+
+[[route]]
+name = "default"
+peer_group = "cloud"
+
+[retry]
+no_response_ms = ${SIP_NO_RESPONSE_MS:-1000}
+retry_after_s = ${SIP_RETRY_AFTER_S:-30}
+
+[health]
+passive_down_after = ${SIP_PASSIVE_DOWN_AFTER:-100}
+CONF
+  if [ -n "${SIP_TRANSACTIONS:-}" ]; then
+    printf '\n[limits]\ntransactions_per_worker = %s\n' "$SIP_TRANSACTIONS" >>"$f"
+  fi
+  if [ -n "${SIP_EXTRA_CONFIG:-}" ]; then printf '\n%s\n' "$SIP_EXTRA_CONFIG" >>"$f"; fi
+}
+
+ctl() { "$BUILD/sbcctl" --socket "$SOCK" "$@"; }
+
+# peer ADDR SCENARIO [MAX_S]: a SIPp callee with -trace_msg in $DIR/peer-ADDR (or in
+# $SIPP_PEER_DIR), 60 s bound. Sets SIPP_PID.
+peer() {
+  SIPP_UAS_TRACE=1 sipp_uas_start "$1" "$2" "${SIPP_PEER_DIR:-$DIR/peer-$1}" "${3:-60}"
+}
+
+# call NAME CALLS [SCENARIO] [SIPP_ARGS...]: SIPp caller(s) at 10 calls/s with -trace_msg,
+# logs in $DIR/NAME, bounded to 40 s. Sets CALL_RC (0 all succeeded, 1 some failed) and
+# CALL_OK / CALL_FAILED (SIPp's counts).
+call() {
+  local name=$1 n=$2 scen=${3:-uac.xml}
+  shift $(( $# < 3 ? $# : 3 ))
+  CALL_RC=0
+  sipp_uac_run "$DIR/$name" 10 "$n" 40 "$scen" -s 1000 -d 200 -trace_msg "$@" || CALL_RC=$?
+  read -r CALL_OK CALL_FAILED < <(sipp_counts "$DIR/$name")
+  [ "$CALL_RC" -le 1 ] || { tail -n 30 "$DIR/$name/sipp.out" >&2; fail "caller SIPp $name exited $CALL_RC (time bound or error)"; }
+}
+
+# msgs DIR: the -trace_msg log(s) of the SIPp run in DIR.
+msgs() { cat "$1"/*_messages.log 2>/dev/null || true; }
+
+# received DIR PATTERN: how many messages SIPp in DIR received whose first line matches the
+# extended regex PATTERN (e.g. '^INVITE ', '^SIP/2.0 486').
+received() {
+  msgs "$1" | awk -v pat="$2" '
+    /message received/ { want = 1; next }
+    want && NF { if ($0 ~ pat) n++; want = 0 }
+    END { print n + 0 }'
+}
+
+# top_vias DIR PATTERN: the first Via line of every message received by SIPp in DIR whose
+# first line matches PATTERN.
+top_vias() {
+  msgs "$1" | awk -v pat="$2" '
+    /message received/ { want = 1; inmsg = 0; next }
+    want && NF { want = 0; inmsg = ($0 ~ pat); next }
+    inmsg && /^Via:/ { print; inmsg = 0 }
+    /^-----/ { inmsg = 0 }'
+}
+
+# setup_ms DIR: setup time (INVITE sent -> 200) of the first call in DIR, in ms.
+setup_ms() {
+  local f
+  f=$(sipp_rtt_csv "$1")
+  [ -n "$f" ] || { echo na; return 0; }
+  awk -F';' 'NR > 1 && $2 ~ /^[0-9.]+$/ { print $2; exit }' "$f"
+}
+
+# sip_stat KEY...: sum of every numeric JSON value named KEY (any depth) in
+# `sbcctl stats --json`; "missing" when no such key exists.
+sip_stat() {
+  ctl stats --json | python3 -c '
+import json, sys
+keys = set(sys.argv[1:])
+found = False; total = 0
+def walk(x):
+    global found, total
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if k in keys and isinstance(v, (int, float)) and not isinstance(v, bool):
+                found = True; total += v
+            else:
+                walk(v)
+    elif isinstance(x, list):
+        for v in x: walk(v)
+walk(json.load(sys.stdin))
+print(int(total) if found else "missing")' "$@"
+}
+
+# need_stat KEY...: like sip_stat but fails the test when the field is missing.
+need_stat() {
+  local v
+  v=$(sip_stat "$@")
+  [ "$v" != missing ] || fail "sbcctl stats --json has no field named $* (needed by this test)"
+  echo "$v"
+}
+
+# active_calls: setups plus dialogs under way (0 when clean).
+active_calls() { need_stat setups_active dialogs_active; }
+
+# wait_idle SECONDS: until no call is active; fails with the counts otherwise.
+wait_idle() {
+  local max=$1 v
+  for _ in $(seq 1 $((max * 5))); do
+    v=$(active_calls)
+    [ "$v" -eq 0 ] && return 0
+    sleep 0.2
+  done
+  fail "calls still active ${max} s after the last call ended: setups_active=$(sip_stat setups_active) dialogs_active=$(sip_stat dialogs_active)"
+}
+
+# udp_exchange SRC_IP FILE [WAIT_S]: sends FILE (LF line ends become CRLF) as one datagram
+# from SRC_IP:5070 in the hosts namespace to the proxy, prints what comes back in WAIT_S
+# (default 2) seconds, datagrams separated by a line "----".
+udp_exchange() {
+  ip netns exec "$SIPP_NS_HOSTS" python3 - "$1" "$2" "${3:-2}" "$SIPP_PROXY_ADDR" <<'PY'
+import socket, sys, time
+src, path, wait, dst = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+data = open(path, 'rb').read().replace(b'\r\n', b'\n').replace(b'\n', b'\r\n')
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((src, 5070))
+s.sendto(data, (dst, 5060))
+end = time.time() + wait
+while True:
+    left = end - time.time()
+    if left <= 0: break
+    s.settimeout(left)
+    try:
+        d, _ = s.recvfrom(65535)
+    except socket.timeout:
+        break
+    except ConnectionRefusedError:
+        continue
+    sys.stdout.write(d.decode('latin-1').replace('\r\n', '\n') + '----\n')
+PY
+}
