@@ -205,7 +205,9 @@ void proxy::on_parsed(const proxy_tables& t, const peer_health& h, const arrival
         stats_->add(proxy_counter::source_denied);
         return;
     }
-    const verdict v = proxy_verdict(*msg_);
+    proxy_policy policy;
+    policy.full_check = msg_->is_request() && !msg_->to.has_tag;  // see proxy_policy
+    const verdict v = proxy_verdict(*msg_, policy);
     if (msg_->is_response()) {
         stats_->add(proxy_counter::responses);
         if (v.act != action::forward) {

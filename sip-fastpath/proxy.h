@@ -213,6 +213,7 @@ private:
     std::unique_ptr<proxy_stats> stats_;
     std::unique_ptr<message> msg_;   ///< the message being handled
     std::unique_ptr<message> aux_;   ///< a stored INVITE re-parsed
+    bool first_attempt_ = false;     ///< send_invite may edit msg_, the INVITE just received
 };
 
 }  // namespace sbc::sip

@@ -126,7 +126,9 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arriva
     index_[key & index_mask_] = slot;
 
     respond(a, 100, {}, out);  // at once: the caller stops retransmitting
+    first_attempt_ = true;
     next_attempt(t, h, slot, failure_cause::none, a.now_ms, out);
+    first_attempt_ = false;
 }
 
 bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
@@ -137,8 +139,13 @@ bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
         stats_->add(proxy_counter::outbox_full);
         return false;
     }
-    const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
-    if (parse(stored, *aux_) != error::none || !aux_->is_request()) return false;
+    // The first attempt edits the INVITE just parsed; later ones re-parse the stored copy.
+    const message* inv = msg_.get();
+    if (!first_attempt_) {
+        const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
+        if (parse(stored, *aux_) != error::none || !aux_->is_request()) return false;
+        inv = aux_.get();
+    }
     char branch[branch_stateful_len];
     write_branch(branch, txn_id{worker_, slot, s.gen, static_cast<uint8_t>(s.attempt & 0xf)});
     char via[160];
@@ -157,7 +164,7 @@ bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
     e.push_via = std::string_view(via, via_len);
     e.record_route = std::string_view(rr, static_cast<std::size_t>(p - rr));
     e.decrement_max_forwards = true;
-    const write_result w = edit(*aux_, e, d->data);
+    const write_result w = edit(*inv, e, d->data);
     if (!w.ok()) return false;
     out.commit(s.local, s.peer, w.len);
     return true;

@@ -28,6 +28,11 @@ struct verdict {
 struct proxy_policy {
   std::span<const std::string_view> supported_options;  // Proxy-Require values honoured
   bool route_tel = false;  // accept tel: Request-URIs (otherwise 416)
+  // The full grammar check (every Via, Contact, Route and Record-Route element, the URIs
+  // of From and To) costs about as much as the parse itself. The proxy asks for it on
+  // requests that start something (the untrusted entry point) and skips it on responses and
+  // in-dialog requests, whose fields it uses are checked by the parse's fast pass.
+  bool full_check = true;
 };
 
 /// Decides per RFC 3261 section 16.3, in its order: 505 unknown version, 400 malformed
