@@ -12,7 +12,8 @@
 # Knobs (set before sip_up): SIP_PASSIVE_DOWN_AFTER (default 100: no peer goes down during
 # a test unless the test wants it), SIP_NO_RESPONSE_MS (1000), SIP_RETRY_AFTER_S (30),
 # SIP_TRANSACTIONS (unset: sbcd's default), SIP_WORKERS (1), SIP_EXTRA_CONFIG (appended),
-# SIP_EXTRA_ADDRS (more addresses, /16, on the hosts end of the veth).
+# SIP_EXTRA_ADDRS (more addresses, /16, on the hosts end of the veth), SIP_WARM_ADDRS (more
+# addresses whose MAC sbcd learns before the test).
 set -euo pipefail
 SIP_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SIP_ROOT=$(cd "$SIP_E2E_DIR/../.." && pwd)
@@ -24,7 +25,10 @@ trap topo_cleanup EXIT INT TERM
 # SIP_KEEP=DIR: on failure, copy the test's logs (SIPp messages, sbcd.log) there.
 fail() {
   echo "FAIL: $*" >&2
-  if [ -n "${SIP_KEEP:-}" ] && [ -n "${DIR:-}" ]; then rm -rf "$SIP_KEEP"; cp -r "$DIR" "$SIP_KEEP" 2>/dev/null || true; fi
+  if [ -n "${SIP_KEEP:-}" ] && [ -n "${DIR:-}" ]; then
+    rm -rf "$SIP_KEEP"; cp -r "$DIR" "$SIP_KEEP" 2>/dev/null || true
+    [ -S "${SOCK:-}" ] && "$BUILD/sbcctl" --socket "$SOCK" stats --json >"$SIP_KEEP/stats.json" 2>&1 || true
+  fi
   exit 1
 }
 note() { echo "-- $*" >&2; }
@@ -32,7 +36,7 @@ expect_contains() { # HAYSTACK NEEDLE WHAT
   grep -qF -- "$2" <<<"$1" || { echo "$1" | head -n 60 >&2; fail "$3: expected to find '$2'"; }
 }
 
-# sip_up: topology, config, sbcd; ARP warmed for every SIP address (each pings sbcd once).
+# sip_up: topology, config, sbcd; sbcd has resolved the MAC of every SIP address (sip_warm).
 # Sets DIR, CFG, SOCK, HTTP, HOSTS_IF (the namespace end of the veth).
 sip_up() {
   sipp_topology sbcd
@@ -45,14 +49,40 @@ sip_up() {
   for a in ${SIP_EXTRA_ADDRS:-}; do ip -n "$SIPP_NS_HOSTS" addr add "$a/16" dev "$HOSTS_IF"; done
   sip_write_config "$CFG"
   sbcd_start "$BUILD" "$CFG" "$DIR/sbcd.log"
-  local pids=()
-  for a in "$SIPP_CALLER" "${SIPP_REGION1[@]}" "${SIPP_REGION2[@]}" ${SIP_EXTRA_ADDRS:-}; do
-    ip netns exec "$SIPP_NS_HOSTS" ping -c 1 -W 2 -I "$a" "$SIPP_PROXY_ADDR" >/dev/null 2>&1 &
-    pids+=($!)
-  done
-  local ok=0 p
-  for p in "${pids[@]}"; do wait "$p" && ok=$((ok + 1)); done
-  [ "$ok" -gt 0 ] || fail "sbcd answers no ping from the hosts namespace"
+  # sbcd drops what it sends to a next hop whose MAC it has not resolved yet (the ARP
+  # request goes out, the packet is not queued) and does not learn hosts from their ARP
+  # requests or pings: the first INVITE to each peer would be lost and cost a 500 ms
+  # retransmission. Resolve every SIP address first: an OPTIONS to sbcd from each, resent
+  # until it is answered.
+  sip_warm "$SIPP_CALLER" "${SIPP_REGION1[@]}" "${SIPP_REGION2[@]}" ${SIP_WARM_ADDRS:-} ||
+    fail "sbcd did not answer OPTIONS from every SIP address within 3 s"
+}
+
+# sip_warm ADDR...: from each ADDR (port 5071) in the hosts namespace, OPTIONS to sbcd,
+# resent every 200 ms (at most 15 times) until answered. Fails if one never is.
+sip_warm() {
+  ip netns exec "$SIPP_NS_HOSTS" python3 - "$SIPP_PROXY_ADDR" "$@" <<'PY'
+import socket, sys
+dst, addrs = sys.argv[1], sys.argv[2:]
+bad = []
+for a in addrs:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((a, 5071)); s.settimeout(0.2)
+    ok = False
+    for i in range(15):
+        m = ("OPTIONS sip:%s:5060 SIP/2.0\r\nVia: SIP/2.0/UDP %s:5071;branch=z9hG4bK-warm-%d\r\n"
+             "From: <sip:warm@%s:5071>;tag=w%d\r\nTo: <sip:%s:5060>\r\nCall-ID: warm-%d-%s\r\n"
+             "CSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\nContent-Length: 0\r\n\r\n") % (dst, a, i, a, i, dst, i, a)
+        s.sendto(m.encode(), (dst, 5060))
+        try:
+            s.recvfrom(65535); ok = True; break
+        except (socket.timeout, ConnectionRefusedError):
+            pass
+    s.close()
+    if not ok: bad.append(a)
+if bad:
+    print("no answer to OPTIONS from " + " ".join(bad), file=sys.stderr); sys.exit(1)
+PY
 }
 
 # sip_write_config FILE

@@ -6,6 +6,7 @@
 # timer. Every call of the burst ends with a 503, sbcd keeps running, the active counts go
 # back to 0, and then normal calls complete.
 SIP_EXTRA_ADDRS=198.18.3.31
+SIP_WARM_ADDRS=198.18.3.31
 SIP_TRANSACTIONS=1024
 SIP_NO_RESPONSE_MS=5000
 SIP_EXTRA_CONFIG='[[region]]
