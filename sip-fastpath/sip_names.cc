@@ -1,6 +1,8 @@
 // Method and header name tables: name -> id by a switch on length (then a
 // case-insensitive compare), id -> canonical name. Any thread; no heap, no exceptions.
 #include <array>
+#include <bit>
+#include <cstring>
 
 #include "sip-fastpath/sip_message.h"
 
@@ -81,15 +83,46 @@ constexpr std::array<char, 256> make_lower() {
 }
 constexpr std::array<char, 256> lower = make_lower();
 
-// p starts with the lowercase name `lit` (exact case-insensitive match of N-1 bytes)
-// followed by ':' or white space. avail covers at least one byte past the name.
-template <std::size_t N>
-inline bool name_is(const char* p, uint32_t avail, const char (&lit)[N]) noexcept {
-  constexpr std::size_t len = N - 1;
-  if (avail <= len) return false;
-  for (std::size_t i = 0; i < len; ++i)
-    if (lower[static_cast<unsigned char>(p[i])] != lit[i]) return false;
-  const char d = p[len];
+// A header name as up to three 8-byte words, compared eight bytes at a time: `fold` sets
+// the case bit only where the name has a letter, so that any other byte must match exactly.
+struct name_pattern {
+  uint64_t word[3] = {};
+  uint64_t fold[3] = {};
+  uint64_t mask[3] = {};
+  uint32_t len = 0;
+  uint32_t words = 0;
+  const char* text = nullptr;
+};
+
+constexpr name_pattern make_pattern(const char* lit) {
+  name_pattern p;
+  p.text = lit;
+  while (lit[p.len] != '\0') ++p.len;
+  p.words = (p.len + 7) / 8;
+  for (uint32_t i = 0; i < p.len; ++i) {
+    const uint32_t w = i / 8;
+    const uint32_t shift = (i % 8) * 8;  // little-endian byte order within a word
+    const auto c = static_cast<unsigned char>(lit[i]);
+    p.word[w] |= uint64_t{c} << shift;
+    p.mask[w] |= uint64_t{0xff} << shift;
+    if (c >= 'a' && c <= 'z') p.fold[w] |= uint64_t{0x20} << shift;
+  }
+  return p;
+}
+
+inline bool name_is(const char* p, uint32_t avail, const name_pattern& pat) noexcept {
+  if (avail <= pat.len) return false;  // the delimiter must follow the name
+  if (std::endian::native == std::endian::little && avail >= pat.words * 8) {
+    for (uint32_t w = 0; w < pat.words; ++w) {
+      uint64_t v;
+      std::memcpy(&v, p + 8 * w, 8);
+      if (((v | pat.fold[w]) & pat.mask[w]) != pat.word[w]) return false;
+    }
+  } else {
+    for (uint32_t i = 0; i < pat.len; ++i)
+      if (lower[static_cast<unsigned char>(p[i])] != pat.text[i]) return false;
+  }
+  const char d = p[pat.len];
   return d == ':' || d == ' ' || d == '\t';
 }
 
@@ -101,10 +134,13 @@ header_id match_header_name(const char* p, uint32_t avail, uint32_t& len) noexce
     len = 1;
     return compact(p[0]);
   }
-#define SBC_SIP_NAME(lit, id)      \
-  if (name_is(p, avail, lit)) {    \
-    len = sizeof(lit) - 1;         \
-    return header_id::id;          \
+#define SBC_SIP_NAME(lit, id)                                     \
+  {                                                               \
+    static constexpr name_pattern pattern = make_pattern(lit);    \
+    if (name_is(p, avail, pattern)) {                             \
+      len = pattern.len;                                          \
+      return header_id::id;                                       \
+    }                                                             \
   }
   switch (lower[static_cast<unsigned char>(p[0])]) {
     case 'a':

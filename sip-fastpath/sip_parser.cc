@@ -49,6 +49,10 @@ void reset(message& m, std::string_view buf) noexcept {
 
 // "SIP/2.0" -> true; "SIP/x.y" -> sets *known=false; anything else -> false.
 bool check_version(std::string_view v, bool& known) noexcept {
+  if (v == "SIP/2.0") {
+    known = true;
+    return true;
+  }
   if (v.size() < 7 || !eq_lower(v.substr(0, 3), "sip") || v[3] != '/') return false;
   std::size_t dot = v.find('.', 4);
   if (dot == std::string_view::npos || dot == 4 || dot + 1 == v.size()) return false;
@@ -88,7 +92,7 @@ bool parse_start_line(message& m, uint32_t le) noexcept {
   if (p == 0 || p >= le || b[p] != ' ') return false;
   m.method_text = make_span(0, p);
   uint32_t ub = ++p;
-  p = find_byte(b.data(), ub, le, ' ');
+  p = find_byte(b.data(), ub, le, ' ', static_cast<uint32_t>(b.size()));
   if (p == le || p == ub) return false;
   m.request_uri = make_span(ub, p);
   m.version = make_span(p + 1, le);
@@ -125,12 +129,36 @@ void parse_cseq(message& m, span v) noexcept {
   m.cseq_method = method_from_name(m.cseq_method_text.in(b));
 }
 
+// callid = word ["@" word]. Sixteen bytes at a time: a byte outside `word` is a control
+// byte or SP (<= 0x20), DEL, a byte >= 0x80, or one of # $ & , ; = ^ |.
 void check_call_id(message& m, span v) noexcept {
-  std::string_view b = m.raw;
+  const char* d = m.raw.data();
+  uint32_t i = v.off;
+  const uint32_t e = v.end();
   bool ok = !v.empty();
   unsigned ats = 0;
-  for (uint32_t i = v.off; i < v.end() && ok; ++i) {
-    char c = b[i];
+#if defined(__SSE2__)
+  const uint32_t limit = static_cast<uint32_t>(m.raw.size());
+  const __m128i space = _mm_set1_epi8(0x20);
+  const __m128i del = _mm_set1_epi8(0x7f);
+  const __m128i at = _mm_set1_epi8('@');
+  while (ok && i < e && i + 16 <= limit) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i));
+    // Signed compare: bytes >= 0x80 are negative, so "x <= 0x20" catches them too.
+    __m128i bad = _mm_or_si128(_mm_cmplt_epi8(x, _mm_add_epi8(space, _mm_set1_epi8(1))),
+                               _mm_cmpeq_epi8(x, del));
+    for (char c : {'#', '$', '&', ',', ';', '=', '^', '|'})
+      bad = _mm_or_si128(bad, _mm_cmpeq_epi8(x, _mm_set1_epi8(c)));
+    const uint32_t n = e - i < 16 ? e - i : 16;
+    const unsigned keep = n == 16 ? 0xffffU : ((1U << n) - 1U);
+    if ((static_cast<unsigned>(_mm_movemask_epi8(bad)) & keep) != 0) ok = false;
+    ats += static_cast<unsigned>(
+        __builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, at))) & keep));
+    i += n;
+  }
+#endif
+  for (; i < e && ok; ++i) {
+    const char c = d[i];
     if (c == '@') {
       ++ats;
     } else if (!chars::is(c, chars::word)) {
@@ -273,7 +301,8 @@ error parse(std::string_view buf, message& m) noexcept {
       if (name_end == pos) return fail(m, error::bad_header_line);
     }
     uint32_t colon = name_end;
-    while (colon < n && (d[colon] == ' ' || d[colon] == '\t')) ++colon;
+    if (colon < n && d[colon] != ':')
+      while (colon < n && (d[colon] == ' ' || d[colon] == '\t')) ++colon;
     if (colon >= n) return fail(m, error::headers_truncated);
     if (d[colon] != ':') return fail(m, error::bad_header_line);
 
@@ -287,7 +316,16 @@ error parse(std::string_view buf, message& m) noexcept {
     uint8_t i = m.header_count++;
     header& h = m.headers[i];
     h.name = make_span(pos, name_end);
-    h.value = trim(buf, make_span(colon + 1, eol));
+    // Value: usually one SP after the colon and CRLF at the end; trim() only otherwise.
+    uint32_t vb = colon + 1;
+    if (vb < eol && d[vb] == ' ') ++vb;
+    uint32_t ve = eol;
+    if (ve > vb && d[ve - 1] == '\r') --ve;
+    if ((vb < ve && chars::is(d[vb], chars::ws)) || (ve > vb && chars::is(d[ve - 1], chars::ws))) {
+      h.value = trim(buf, make_span(vb, ve));
+    } else {
+      h.value = make_span(vb, ve);
+    }
     h.line = make_span(pos, eol + 1);
     h.id = id;
     index_header(m, i);

@@ -91,25 +91,33 @@ constexpr bool is(char c, uint16_t cls) noexcept {
 }  // namespace chars
 
 /// Offset of the first byte c in d[pos, end), or end. Inline and 16 bytes at a time: header
-/// lines are short, and a libc memchr call costs more than the scan itself. Never loads
-/// past end.
-inline uint32_t find_byte(const char* d, uint32_t pos, uint32_t end, char c) noexcept {
+/// lines are short, and a libc memchr call costs more than the scan itself. Loads may read
+/// up to `limit` (>= end; the end of the whole buffer), never past it, so that a short
+/// range inside a large buffer needs no byte-by-byte tail.
+inline uint32_t find_byte(const char* d, uint32_t pos, uint32_t end, char c,
+                          uint32_t limit = 0) noexcept {
+  if (limit < end) limit = end;
 #if defined(__SSE2__)
   const __m128i needle = _mm_set1_epi8(c);
-  while (pos + 16 <= end) {
+  while (pos < end && pos + 16 <= limit) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + pos));
     const int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(v, needle));
-    if (mask != 0) return pos + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    if (mask != 0) {
+      const uint32_t at = pos + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+      return at < end ? at : end;
+    }
     pos += 16;
   }
 #endif
   while (pos < end && d[pos] != c) ++pos;
-  return pos;
+  return pos < end ? pos : end;
 }
 
 /// Offset of the first parameter value delimiter (';' ',' SP HT CR LF) in d[pos, end), or
-/// end; 16 bytes at a time like find_byte.
-inline uint32_t find_value_end(const char* d, uint32_t pos, uint32_t end) noexcept {
+/// end; 16 bytes at a time, loads up to `limit` like find_byte.
+inline uint32_t find_value_end(const char* d, uint32_t pos, uint32_t end,
+                               uint32_t limit = 0) noexcept {
+  if (limit < end) limit = end;
 #if defined(__SSE2__)
   const __m128i semi = _mm_set1_epi8(';');
   const __m128i comma = _mm_set1_epi8(',');
@@ -117,14 +125,17 @@ inline uint32_t find_value_end(const char* d, uint32_t pos, uint32_t end) noexce
   const __m128i ht = _mm_set1_epi8('\t');
   const __m128i cr = _mm_set1_epi8('\r');
   const __m128i lf = _mm_set1_epi8('\n');
-  while (pos + 16 <= end) {
+  while (pos < end && pos + 16 <= limit) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + pos));
     const __m128i hit = _mm_or_si128(
         _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, semi), _mm_cmpeq_epi8(v, comma)),
                      _mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, ht))),
         _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf)));
     const int mask = _mm_movemask_epi8(hit);
-    if (mask != 0) return pos + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    if (mask != 0) {
+      const uint32_t at = pos + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+      return at < end ? at : end;
+    }
     pos += 16;
   }
 #endif
@@ -133,7 +144,7 @@ inline uint32_t find_value_end(const char* d, uint32_t pos, uint32_t end) noexce
     if (c == ';' || c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n') break;
     ++pos;
   }
-  return pos;
+  return pos < end ? pos : end;
 }
 
 /// Case-insensitive equality of a token against a lowercase literal. Valid for token

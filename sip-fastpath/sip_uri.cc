@@ -147,7 +147,7 @@ bool parse_uri(std::string_view buf, span s, uri& out) noexcept {
   const uint32_t e = s.end();
   if (p == e) return false;
   // userinfo ends at the first '@': '@' is not allowed unescaped in params or headers.
-  const uint32_t a = find_byte(buf.data(), p, e, '@');
+  const uint32_t a = find_byte(buf.data(), p, e, '@', static_cast<uint32_t>(buf.size()));
   if (a != e) {
     uint32_t pc = p;
     while (pc < a && buf[pc] != ':') ++pc;
@@ -229,7 +229,7 @@ bool param_iter::next(param& out, bool& bad) noexcept {
       if (strict) {
         while (pos < end && chars::is(buf[pos], chars::pvalue)) ++pos;
       } else {
-        pos = find_value_end(buf.data(), pos, end);
+        pos = find_value_end(buf.data(), pos, end, static_cast<uint32_t>(buf.size()));
       }
       if (pos == vb) {
         bad = true;
@@ -323,10 +323,11 @@ error parse_name_addr_at(std::string_view buf, uint32_t pos, uint32_t e, name_ad
   uint32_t after = 0;
   if (lt != e) {
     out.angle = true;
-    const uint32_t g = find_byte(buf.data(), lt + 1, e, '>');
+    const uint32_t g = find_byte(buf.data(), lt + 1, e, '>', static_cast<uint32_t>(buf.size()));
     if (g == e) return error::unbalanced_angle;
     out.uri_text = make_span(lt + 1, g);
-    if (find_byte(buf.data(), lt + 1, g, '<') != g) return error::unbalanced_angle;
+    if (find_byte(buf.data(), lt + 1, g, '<', static_cast<uint32_t>(buf.size())) != g)
+      return error::unbalanced_angle;
     after = g + 1;
   } else {
     // addr-spec: the URI runs to the first ';' (later ';' belong to the header) or ','.

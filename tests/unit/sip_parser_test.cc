@@ -228,6 +228,15 @@ TEST(sip_parser, takes_the_rest_of_the_datagram_as_body_without_content_length) 
   EXPECT_EQ(p(p->body), "hello");
 }
 
+TEST(sip_parser, accepts_every_word_byte_in_a_call_id) {
+  auto d = request();
+  const std::string id = "aZ09-.!%*_+`'~()<>:\\\"/[]?{}@host-0123456789.example";
+  d.set("Call-ID", id);
+  parsed p{d.text()};
+  EXPECT_TRUE(p->ok()) << p.errors();
+  EXPECT_EQ(p->call_id(), id);
+}
+
 TEST(sip_parser, accepts_numbers_at_the_top_of_their_range) {
   auto d = request();
   d.set("CSeq", "4294967295 INVITE");
@@ -280,6 +289,7 @@ std::vector<error_case> error_cases() {
   v.push_back({"Request-URI without scheme", request("INVITE", "bob@h.example").text(), error::bad_request_uri});
   v.push_back({"header without colon", req([](D& d) { d.add("Broken header", ""); }), error::bad_header_line});
   v.push_back({"header with empty name", req([](D& d) { d.add("", "x"); }), error::bad_header_line});
+  v.push_back({"CR inside a header name", req([](D& d) { d.add("Call\rID", "x"); }), error::bad_header_line});
   v.push_back({"negative Content-Length", req([](D& d) { d.set("Content-Length", "-1"); }), error::bad_content_length});
   v.push_back({"Content-Length over 32 bits", req([](D& d) { d.set("Content-Length", "4294967296"); }), error::bad_content_length});
   v.push_back({"Content-Length with junk", req([](D& d) { d.set("Content-Length", "12abc"); }), error::bad_content_length});
@@ -312,6 +322,9 @@ std::vector<error_case> error_cases() {
   v.push_back({"nested angles in To", req([](D& d) { d.set("To", "<sip:b@h<.example>"); }), error::unbalanced_angle});
   v.push_back({"Call-ID with a space", req([](D& d) { d.set("Call-ID", "a b"); }), error::bad_call_id});
   v.push_back({"empty Call-ID", req([](D& d) { d.set("Call-ID", ""); }), error::bad_call_id});
+  v.push_back({"Call-ID with two @", req([](D& d) { d.set("Call-ID", "abcdefghijklmnopqrstuvwxyz@a@b"); }), error::bad_call_id});
+  v.push_back({"long Call-ID with a late ';'", req([](D& d) { d.set("Call-ID", "0123456789abcdef0123456789;x"); }), error::bad_call_id});
+  v.push_back({"Call-ID with a byte over 0x7f", req([](D& d) { d.set("Call-ID", "0123456789abcdef\xc3\xa9"); }), error::bad_call_id});
   v.push_back({"Via without host", req([](D& d) { d.set("Via", "SIP/2.0/UDP ;branch=z9hG4bK1"); }), error::bad_via});
   v.push_back({"Via of another protocol version", req([](D& d) { d.set("Via", "SIP/3.0/UDP h.example"); }), error::bad_via});
   v.push_back({"Via port out of range", req([](D& d) { d.set("Via", "SIP/2.0/UDP h.example:70000"); }), error::bad_via});
