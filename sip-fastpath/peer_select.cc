@@ -16,16 +16,17 @@ bool was_tried(std::span<const uint32_t> tried, uint32_t id) noexcept
 
 uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t region, selector sel,
                      std::span<const uint32_t> tried, uint64_t call_hash, select_state& st,
-                     std::span<const std::atomic<uint32_t>> active) noexcept
+                     std::span<const std::atomic<uint32_t>> active, bool ignore_down) noexcept
 {
     if (region >= t.regions.size()) return no_peer;
+    auto up = [&](uint32_t id) { return ignore_down ? health.usable_when_all_down(id) : health.available(id); };
     const auto& members = t.regions[region].peers;
     // Candidates: available, untried, of the lowest priority value among those.
     uint32_t best_prio = 0x10000;
     uint32_t n = 0;
     for (uint32_t p : members) {
         const peer& pe = t.peers[p];
-        if (!health.available(pe.id) || was_tried(tried, t.peers[p].id)) continue;
+        if (!up(pe.id) || was_tried(tried, t.peers[p].id)) continue;
         if (pe.priority < best_prio) {
             best_prio = pe.priority;
             n = 0;
@@ -35,7 +36,7 @@ uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t 
     if (n == 0) return no_peer;
     auto eligible = [&](uint32_t p) {
         const peer& pe = t.peers[p];
-        return pe.priority == best_prio && health.available(pe.id) && !was_tried(tried, t.peers[p].id);
+        return pe.priority == best_prio && up(pe.id) && !was_tried(tried, t.peers[p].id);
     };
     uint32_t pick_index = 0;  // the pick_index-th eligible peer
     switch (sel) {

@@ -92,6 +92,7 @@ struct outbox {
     X(retries_icmp, "attempts retried after ICMP unreachable")                          \
     X(failover_region, "calls moved to the next region")                                \
     X(exhausted, "calls that ran out of peers (503 sent)")                              \
+    X(all_down_tried, "calls sent to peers marked down because no peer was up")        \
     X(no_route, "requests no route matched (404 sent)")                                  \
     X(table_full, "requests refused because the call table was full (503 sent)")        \
     X(rejected, "requests answered with an error by the verdict (400, 483, ...)")       \

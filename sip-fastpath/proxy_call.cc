@@ -195,6 +195,16 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
             ++s.region_pos;
         }
         if (p != no_peer && s.region_pos != start_region && s.attempt != 0) stats_->add(proxy_counter::failover_region);
+        if (p == no_peer && s.attempt == 0) {
+            // Every peer is marked down: rather than refuse the call, try them anyway in the
+            // usual order (the marks are a guess from failures; a peer may be back already).
+            for (uint8_t r = 0; r < g.regions.size() && p == no_peer; ++r) {
+                p = select_peer(t, h, g.regions[r], g.sel, {s.tried.data(), s.n_tried}, s.callid_hash, select_,
+                                stats_->active_by_peer, true);
+                if (p != no_peer) s.region_pos = r;
+            }
+            if (p != no_peer) stats_->add(proxy_counter::all_down_tried);
+        }
     }
     if (p == no_peer) {
         // Every candidate failed (or none is up): the best answer we can give.

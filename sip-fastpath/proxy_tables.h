@@ -111,6 +111,12 @@ struct peer_health {
     {
         return (word[id].load(std::memory_order_relaxed) & peer_state::unavailable) == 0;
     }
+    /// Last resort when every peer is down: "down" is a guess from failures, while draining
+    /// and disabled are the operator's word.
+    [[nodiscard]] bool usable_when_all_down(uint32_t id) const noexcept
+    {
+        return (word[id].load(std::memory_order_relaxed) & (peer_state::draining | peer_state::disabled)) == 0;
+    }
 };
 
 struct proxy_tables {

@@ -386,3 +386,17 @@ TEST(proxy, down_peers_get_no_new_calls)
         EXPECT_NE(find_to(out, r1b, "INVITE "), nullptr);
     }
 }
+
+TEST(proxy, when_every_peer_is_marked_down_the_call_is_still_tried_on_them)
+{
+    harness hx;
+    for (uint32_t id = 0; id < 3; ++id) hx.h->word[id].store(peer_state::down);
+    auto out = hx.deliver(invite("all-down"), caller);
+    EXPECT_TRUE(find_to(out, r1a, "INVITE ") != nullptr || find_to(out, r1b, "INVITE ") != nullptr)
+        << "the local region first, down or not";
+    EXPECT_EQ(hx.px.stats().get(proxy_counter::all_down_tried), 1u);
+    hx.h->word[0].store(peer_state::disabled);
+    hx.h->word[1].store(peer_state::draining);
+    auto out2 = hx.deliver(invite("all-down-2", "z9hG4bK-ad2"), caller);
+    EXPECT_NE(find_to(out2, r2a, "INVITE "), nullptr) << "the operator's draining and disabled are respected";
+}
