@@ -142,18 +142,30 @@ void check_call_id(message& m, span v) noexcept {
   const __m128i space = _mm_set1_epi8(0x20);
   const __m128i del = _mm_set1_epi8(0x7f);
   const __m128i at = _mm_set1_epi8('@');
+  const __m128i c0 = _mm_set1_epi8('#');
+  const __m128i c1 = _mm_set1_epi8('$');
+  const __m128i c2 = _mm_set1_epi8('&');
+  const __m128i c3 = _mm_set1_epi8(',');
+  const __m128i c4 = _mm_set1_epi8(';');
+  const __m128i c5 = _mm_set1_epi8('=');
+  const __m128i c6 = _mm_set1_epi8('^');
+  const __m128i c7 = _mm_set1_epi8('|');
+  const __m128i above_space = _mm_add_epi8(space, _mm_set1_epi8(1));
   while (ok && i < e && i + 16 <= limit) {
     const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i));
     // Signed compare: bytes >= 0x80 are negative, so "x <= 0x20" catches them too.
-    __m128i bad = _mm_or_si128(_mm_cmplt_epi8(x, _mm_add_epi8(space, _mm_set1_epi8(1))),
-                               _mm_cmpeq_epi8(x, del));
-    for (char c : {'#', '$', '&', ',', ';', '=', '^', '|'})
-      bad = _mm_or_si128(bad, _mm_cmpeq_epi8(x, _mm_set1_epi8(c)));
+    const __m128i bad = _mm_or_si128(
+        _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(x, above_space), _mm_cmpeq_epi8(x, del)),
+                     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, c0), _mm_cmpeq_epi8(x, c1)),
+                                  _mm_or_si128(_mm_cmpeq_epi8(x, c2), _mm_cmpeq_epi8(x, c3)))),
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, c4), _mm_cmpeq_epi8(x, c5)),
+                     _mm_or_si128(_mm_cmpeq_epi8(x, c6), _mm_cmpeq_epi8(x, c7))));
     const uint32_t n = e - i < 16 ? e - i : 16;
     const unsigned keep = n == 16 ? 0xffffU : ((1U << n) - 1U);
     if ((static_cast<unsigned>(_mm_movemask_epi8(bad)) & keep) != 0) ok = false;
-    ats += static_cast<unsigned>(
-        __builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, at))) & keep));
+    const unsigned ats_here = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, at))) & keep;
+    // Only "none", "one" or "more than one" matters: no popcount needed.
+    if (ats_here != 0) ats += (ats_here & (ats_here - 1)) != 0 ? 2 : 1;
     i += n;
   }
 #endif

@@ -113,10 +113,10 @@ inline uint32_t find_byte(const char* d, uint32_t pos, uint32_t end, char c,
   return pos < end ? pos : end;
 }
 
-/// Offset of the first parameter value delimiter (';' ',' SP HT CR LF) in d[pos, end), or
-/// end; 16 bytes at a time, loads up to `limit` like find_byte.
-inline uint32_t find_value_end(const char* d, uint32_t pos, uint32_t end,
-                               uint32_t limit = 0) noexcept {
+/// Offset of the first parameter value delimiter (';' ',' SP HT CR LF, and `extra`) in
+/// d[pos, end), or end; 16 bytes at a time, loads up to `limit` like find_byte.
+inline uint32_t find_value_end(const char* d, uint32_t pos, uint32_t end, uint32_t limit = 0,
+                               char extra = ';') noexcept {
   if (limit < end) limit = end;
 #if defined(__SSE2__)
   const __m128i semi = _mm_set1_epi8(';');
@@ -125,12 +125,14 @@ inline uint32_t find_value_end(const char* d, uint32_t pos, uint32_t end,
   const __m128i ht = _mm_set1_epi8('\t');
   const __m128i cr = _mm_set1_epi8('\r');
   const __m128i lf = _mm_set1_epi8('\n');
+  const __m128i ex = _mm_set1_epi8(extra);
   while (pos < end && pos + 16 <= limit) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + pos));
     const __m128i hit = _mm_or_si128(
         _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, semi), _mm_cmpeq_epi8(v, comma)),
                      _mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, ht))),
-        _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf)));
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf)),
+                     _mm_cmpeq_epi8(v, ex)));
     const int mask = _mm_movemask_epi8(hit);
     if (mask != 0) {
       const uint32_t at = pos + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(mask)));
@@ -141,7 +143,8 @@ inline uint32_t find_value_end(const char* d, uint32_t pos, uint32_t end,
 #endif
   while (pos < end) {
     const char c = d[pos];
-    if (c == ';' || c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n') break;
+    if (c == ';' || c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == extra)
+      break;
     ++pos;
   }
   return pos < end ? pos : end;

@@ -417,8 +417,10 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
     while (p < e && buf[p] != ']') ++p;
     if (p == e) return false;
     ++p;
-  } else {
+  } else if (strict) {
     while (p < e && chars::is(buf[p], chars::hostc) && buf[p] != ':') ++p;
+  } else {
+    p = find_value_end(buf.data(), p, e, static_cast<uint32_t>(buf.size()), ':');
   }
   out.host = make_span(hb, p);
   host_kind kind;
@@ -438,14 +440,14 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
     std::string_view n = pr.name.in(buf);
     switch (n.size()) {
       case 6:
-        if (eq_lower(n, "branch")) {
+        if ((n[0] | 0x20) == 'b' && eq_lower(n, "branch")) {
           if (!pr.has_value) return false;
           out.branch = pr.value;
           out.has_branch = true;
         }
         break;
       case 8:
-        if (eq_lower(n, "received")) {
+        if ((n[0] | 0x20) == 'r' && eq_lower(n, "received")) {
           host_kind k;
           if (!pr.has_value ||
               (strict && (!check_host(pr.value.in(buf), k) || k == host_kind::name)))
@@ -454,7 +456,7 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
         }
         break;
       case 5:
-        if (eq_lower(n, "rport")) {
+        if ((n[0] | 0x20) == 'r' && eq_lower(n, "rport")) {
           uint16_t rp = 0;
           if (pr.has_value && !read_port(buf, pr.value.off, pr.value.end(), rp)) return false;
           out.rport = pr.value;
