@@ -118,8 +118,9 @@ bool control_loop::start(std::string& error)
                 return metrics_text_;
             },
             [this]() -> std::pair<int, std::string> {
-                if (state_.load(std::memory_order_relaxed) == 1) return {200, "ok\n"};
-                return {503, "starting\n"};
+                const int st = state_.load(std::memory_order_relaxed);
+                if (st == 1) return {200, "ok\n"};
+                return {503, st == 2 ? "draining\n" : "starting\n"};
             },
             err);
         if (!http_) {
@@ -165,19 +166,34 @@ void control_loop::drain_events(uint64_t now)
 nlohmann::json control_loop::handle(const nlohmann::json& request)
 {
     const std::string cmd = request.value("cmd", "");
+    if (cmd == "drain") {
+        // No new calls from now on; sbcd exits when the last call ends or at the deadline.
+        const uint64_t timeout_s = request.value("timeout_s", uint64_t{600});
+        if (state_.load(std::memory_order_relaxed) != 2) {
+            rt_.shared->peer_health.node.store(sip::peer_health::node_draining, std::memory_order_relaxed);
+            state_.store(2, std::memory_order_relaxed);
+            std::fprintf(stderr, "sbcd: draining: no new calls; exit when none is left or in %llu s\n",
+                         static_cast<unsigned long long>(timeout_s));
+        }
+        drain_deadline_ms_ = now_ms() + timeout_s * 1000;
+        nlohmann::json j = to_json(report());
+        j["ok"] = true;
+        return j;
+    }
     if (cmd == "status" || cmd == "stats" || cmd == "calls" || cmd == "peers") {
         nlohmann::json j = to_json(report());
         j["ok"] = true;
         return j;
     }
-    return {{"ok", false}, {"error", "unknown command '" + cmd + "' (known: status, stats, calls, peers)"}};
+    return {{"ok", false}, {"error", "unknown command '" + cmd + "' (known: status, stats, calls, peers, drain)"}};
 }
 
 stats_report control_loop::report() const
 {
     stats_report r;
     r.node_name = cfg_.node.name;
-    r.state = state_.load(std::memory_order_relaxed) == 1 ? "running" : "starting";
+    const int st = state_.load(std::memory_order_relaxed);
+    r.state = st == 1 ? "running" : st == 2 ? "draining" : "starting";
     r.version = version_string;
     r.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     r.snapshot_generation = generation_.load(std::memory_order_relaxed);
@@ -259,6 +275,18 @@ void control_loop::fill_sip(stats_report& r) const
 int control_loop::run()
 {
     neighbours_.set_interfaces(interfaces_, now_ms());
+    // Resolve every peer's next hop now, so that the first INVITE to a peer is not lost to
+    // an unresolved MAC (workers drop, they do not queue).
+    if (tables_) {
+        for (const auto& p : tables_->peers) {
+            for (uint16_t i = 0; i < interfaces_.size(); ++i) {
+                const uint32_t hop = interfaces_[i].next_hop(p.address);
+                if (hop == 0) continue;
+                if (!rt_.shared->neighbours.lookup(hop)) neighbours_.needed(i, hop, now_ms());
+                break;
+            }
+        }
+    }
     state_.store(1, std::memory_order_relaxed);
     std::fprintf(stderr, "sbcd: %s running: %zu interface(s), %zu worker(s), control socket %s%s%s\n",
                  cfg_.node.name.c_str(), interfaces_.size(), rt_.workers.size(), cfg_.node.control_socket.c_str(),
@@ -279,6 +307,22 @@ int control_loop::run()
             metrics_text_ = std::move(text);
             last_metrics = now;
             first = false;
+        }
+        if (state_.load(std::memory_order_relaxed) == 2) {
+            uint64_t active = 0;
+            for (const auto& w : rt_.workers)
+                if (w->proxy)
+                    active += w->proxy->stats().dialogs_active.load(std::memory_order_relaxed) +
+                              w->proxy->stats().setups_active.load(std::memory_order_relaxed);
+            if (active == 0) {
+                std::fprintf(stderr, "sbcd: drained: no call left\n");
+                break;
+            }
+            if (now >= drain_deadline_ms_) {
+                std::fprintf(stderr, "sbcd: drain timeout: %llu call(s) still up, stopping anyway\n",
+                             static_cast<unsigned long long>(active));
+                break;
+            }
         }
         // Waiting in poll bounds the event latency to 1 ms while leaving the CPU to others.
         socket_->poll(1, [this](const nlohmann::json& req) { return handle(req); });

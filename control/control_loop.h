@@ -61,7 +61,8 @@ private:
     std::unique_ptr<metrics_http> http_;
     std::vector<dataplane::interface_info> interfaces_;  ///< as published, for reports
     std::atomic<uint64_t> generation_{0};
-    std::atomic<int> state_{0};  ///< 0 starting, 1 running
+    std::atomic<int> state_{0};  ///< 0 starting, 1 running, 2 draining
+    uint64_t drain_deadline_ms_ = 0;
     icmp_counters icmp_;
     std::chrono::steady_clock::time_point started_;
     bool config_refused_ = false;

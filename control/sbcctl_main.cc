@@ -137,6 +137,49 @@ int cmd_top(const options& o, std::span<const std::string> args)
     return exit_ok;
 }
 
+int cmd_drain(const options& o, std::span<const std::string> args)
+{
+    bool wait = false;
+    double timeout_s = 600;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--wait") {
+            wait = true;
+        } else if (a == "--timeout") {
+            if (i + 1 >= args.size()) throw usage_error{"--timeout needs a value"};
+            timeout_s = parse_positive(a, args[++i]);
+        } else {
+            throw usage_error{"drain: unknown argument '" + a + "'"};
+        }
+    }
+    auto r = ask(o, {{"cmd", "drain"}, {"timeout_s", static_cast<uint64_t>(timeout_s)}});
+    if (!r) return exit_daemon;
+    auto active = [](const json& j) {
+        const json s = j.contains("sip") ? j["sip"] : json::object();
+        return s.value("dialogs_active", uint64_t{0}) + s.value("setups_active", uint64_t{0});
+    };
+    std::cout << "draining: no new calls; " << active(*r) << " call(s) up; sbcd exits when none is left or after "
+              << timeout_s << " s\n";
+    if (!wait) return exit_ok;
+    // sbcd exits by itself once drained: wait until its socket stops answering.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s + 30);
+    uint64_t last = active(*r);
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        std::string error;
+        auto cur = ctl::control_request(o.socket, {{"cmd", "status"}}, error, o.timeout_ms);
+        if (!cur) {
+            std::cout << "sbcd has stopped\n";
+            return exit_ok;
+        }
+        const uint64_t now_active = active(*cur);
+        if (now_active != last) std::cout << "waiting: " << now_active << " call(s) up\n";
+        last = now_active;
+    }
+    std::cerr << "sbcctl: sbcd still running " << timeout_s + 30 << " s after the drain\n";
+    return exit_daemon;
+}
+
 int cmd_help(const options&, std::span<const std::string>);
 
 constexpr command commands[] = {
@@ -152,6 +195,11 @@ constexpr command commands[] = {
      "live view redrawn every S seconds (default 1): per-worker busy %, packets per second in and out, drops per "
      "second by reason; --count N stops after N refreshes (for scripts); the screen is cleared only on a terminal",
      cmd_top},
+    {"drain", "[--wait] [--timeout S]",
+     "stop taking new calls (they get 503 with Retry-After; OPTIONS to the SBC and /healthz answer 503) and let "
+     "the calls up finish; sbcd exits 0 when none is left or after S seconds (default 600). --wait returns "
+     "only once sbcd has exited: use it as a Kubernetes preStop hook",
+     cmd_drain},
     {"help", "", "this text", cmd_help},
 };
 

@@ -262,7 +262,10 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const arriva
     if (m.req_method == method::options && !has_to_tag && m.ruri.user.empty()) {
         // OPTIONS to the SBC itself (no user part): its own health answer.
         stats_->add(proxy_counter::options_answered);
-        respond(a, 200, {}, out);
+        if (h.draining())
+            respond(a, 503, "Service Unavailable (draining)", out, true, t.retry.retry_after_s);
+        else
+            respond(a, 200, {}, out);
         return;
     }
     if (has_to_tag) {

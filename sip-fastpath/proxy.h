@@ -95,6 +95,7 @@ struct outbox {
     X(all_down_tried, "calls sent to peers marked down because no peer was up")        \
     X(no_route, "requests no route matched (404 sent)")                                  \
     X(table_full, "requests refused because the call table was full (503 sent)")        \
+    X(refused_draining, "new calls refused while the SBC drains (503 sent)")            \
     X(rejected, "requests answered with an error by the verdict (400, 483, ...)")       \
     X(malformed_dropped, "malformed messages dropped")                                   \
     X(retransmissions_absorbed, "request retransmissions answered from state")           \

@@ -55,6 +55,12 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arriva
             return;
         }
         stats_->add(proxy_counter::invites);
+        if (h.draining()) {
+            // Draining for a rolling update: existing calls go on, new ones go elsewhere.
+            stats_->add(proxy_counter::refused_draining);
+            respond(a, 503, "Service Unavailable (draining)", out, true, t.retry.retry_after_s);
+            return;
+        }
     }
 
     // Route: the first route whose pattern matches its field, else the default route.

@@ -106,6 +106,11 @@ constexpr uint32_t unavailable = down | draining | disabled;
 /// one call late changes which peer that call tries first, never correctness.
 struct peer_health {
     std::array<std::atomic<uint32_t>, max_peers> word{};
+    /// The SBC's own state: node_draining makes every worker refuse new calls (503 with
+    /// Retry-After) and answer OPTIONS to the SBC with 503, so upstream balancers move away.
+    std::atomic<uint32_t> node{0};
+    static constexpr uint32_t node_draining = 1;
+    [[nodiscard]] bool draining() const noexcept { return (node.load(std::memory_order_relaxed) & node_draining) != 0; }
 
     [[nodiscard]] bool available(uint32_t id) const noexcept
     {

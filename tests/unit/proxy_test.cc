@@ -400,3 +400,27 @@ TEST(proxy, when_every_peer_is_marked_down_the_call_is_still_tried_on_them)
     auto out2 = hx.deliver(invite("all-down-2", "z9hG4bK-ad2"), caller);
     EXPECT_NE(find_to(out2, r2a, "INVITE "), nullptr) << "the operator's draining and disabled are respected";
 }
+
+TEST(proxy, while_draining_new_calls_get_503_and_calls_in_progress_go_on)
+{
+    harness hx;
+    auto out = hx.deliver(invite("before"), caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    hx.h->node.store(peer_health::node_draining);
+    auto refused = hx.deliver(invite("during", "z9hG4bK-dr"), caller);
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_EQ(refused[0]->text.rfind("SIP/2.0 503", 0), 0u);
+    EXPECT_NE(refused[0]->text.find("Retry-After:"), std::string::npos);
+    auto ok = hx.deliver(reply(*att, 200, "OK"), att->dst);
+    EXPECT_NE(find_to(ok, caller, "SIP/2.0 200"), nullptr) << "the call in progress completes";
+    const std::string options =
+        "OPTIONS sip:198.18.0.1:5060 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-o1\r\n"
+        "Max-Forwards: 70\r\nFrom: <sip:lb@198.18.0.2>;tag=o\r\nTo: <sip:198.18.0.1>\r\nCall-ID: opt1\r\n"
+        "CSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n";
+    auto probe = hx.deliver(options, caller);
+    ASSERT_EQ(probe.size(), 1u);
+    EXPECT_EQ(probe[0]->text.rfind("SIP/2.0 503", 0), 0u) << "load balancers see the SBC going away";
+    hx.h->node.store(0);
+    probe = hx.deliver(options, caller);
+    EXPECT_EQ(probe[0]->text.rfind("SIP/2.0 200", 0), 0u);
+}
