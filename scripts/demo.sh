@@ -1,41 +1,101 @@
 #!/usr/bin/env bash
-# The demo: installs what is missing, builds, creates a namespace "carrier" host at
-# 198.18.0.2 (also answering as the gateway 198.18.0.254) joined by a veth to sbcd on
-# 198.18.0.1, starts sbcd with scripts/demo/sbc.toml, pings it, and shows what the operator
-# sees (sbcctl status and stats, /metrics). Removes everything on exit, also on failure or
-# Ctrl-C. Needs root (namespaces, veth, raw sockets).
+# The demo: installs what is missing, builds, and runs real calls through sbcd. A namespace
+# "sbc-demo-hosts" holds every SIP endpoint (scripts/lib/sipp.sh): SIPp callers at
+# 198.18.0.2, region1 peers 198.18.1.11 and .12, region2 peers 198.18.2.21 and .22 (SIPp
+# callees, scripts/sipp/uas.xml), joined by a veth to sbcd at 198.18.0.1 (config
+# scripts/demo/sbc.toml). It pings sbcd, places calls at DEMO_RATE calls/s (default 20) for
+# DEMO_SECONDS (default 20) with 1 s of talk each, kills peer 198.18.1.12 (SIGKILL) half way,
+# shows what the operator sees (sbcctl status, peers, calls, stats, /metrics) and a summary:
+# calls made, retried (sbcd's counters), failed (0 expected), and apart from those the calls
+# that were ringing or up on the killed peer when it died. Removes everything on exit, also on failure or Ctrl-C. Runs
+# without a terminal (CI). Needs root (namespaces, veth, raw sockets) and SIPp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "demo.sh: run as root (it creates network namespaces)" >&2; exit 1; }
+RATE=${DEMO_RATE:-20}
+SECS=${DEMO_SECONDS:-20}
 scripts/build.sh >/dev/null
+command -v sipp >/dev/null || { echo "demo.sh: sipp not found (apt-get install sip-tester)" >&2; exit 1; }
 
 TOPO_ID=demo
-source scripts/lib/topology.sh
-# A demo killed hard last time may have left its namespace and veth: remove them first.
-ip netns del sbc-demo-core 2>/dev/null || true
-ip link del sdemocorea 2>/dev/null || true
-trap topo_cleanup EXIT INT TERM
+source scripts/lib/sipp.sh
+# A demo killed hard last time may have left its namespaces and veths: remove them first.
+for ns in sbc-demo-hosts sbc-demo-core; do ip netns del "$ns" 2>/dev/null || true; done
+for l in sdemohosta sdemocorea; do ip link del "$l" 2>/dev/null || true; done
+# DEMO_KEEP=DIR keeps the SIPp and sbcd logs there.
+demo_exit() { if [ -n "${DEMO_KEEP:-}" ] && [ -n "${dir:-}" ]; then rm -rf "$DEMO_KEEP"; cp -r "$dir" "$DEMO_KEEP" || true; fi; topo_cleanup; }
+trap demo_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+if [ -t 1 ]; then step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }; else step() { printf '\n== %s\n' "$*"; }; fi
+CTL=(build/sbcctl --socket /run/sbc/demo.sock)
+# sip_counter NAME...: sum of sbcd's SIP counters of those names (sbcctl stats --json).
+sip_counter() {
+  "${CTL[@]}" stats --json | python3 -c '
+import json, sys
+c = json.load(sys.stdin).get("sip", {}).get("counters", {})
+print(sum(int(c.get(k, 0)) for k in sys.argv[1:]))' "$@"
+}
 
-step "topology: namespace sbc-demo-core (198.18.0.2, gateway .254) <-veth-> sbcd (198.18.0.1)"
-topo_site core 198.18.0.2/24 198.18.0.254/24 >/dev/null
-log=$(topo_dir)/sbcd.log
+step "topology: namespace sbc-demo-hosts (caller 198.18.0.2, peers 198.18.1.11 .12, 198.18.2.21 .22) <-veth-> sbcd (198.18.0.1)"
+sipp_topology sbcd
+dir=$(topo_dir)
 step "starting sbcd --config scripts/demo/sbc.toml"
-sbcd_start build scripts/demo/sbc.toml "$log"
+sbcd_start build scripts/demo/sbc.toml "$dir/sbcd.log"
 echo "sbcd running, pid $SBCD_PID"
 
-step "ping 198.18.0.1 from the carrier namespace"
-ip netns exec sbc-demo-core ping -c 5 -i 0.2 -W 2 198.18.0.1
+step "ping 198.18.0.1 from the caller"
+ip netns exec "$SIPP_NS_HOSTS" ping -c 5 -i 0.2 -W 2 -I "$SIPP_CALLER" "$SIPP_PROXY_ADDR"
+
+step "SIPp callees on the four peers (scripts/sipp/uas.xml: 100, 180, 200 after 20 ms)"
+declare -A peer_pid
+for a in "${SIPP_REGION1[@]}" "${SIPP_REGION2[@]}"; do
+  sipp_uas_start "$a" uas.xml "$dir/peer-$a" $((SECS + 60))
+  peer_pid[$a]=$SIPP_PID
+  echo "peer $a: SIPp pid $SIPP_PID"
+done
+
+calls=$((RATE * SECS))
+step "calls: $RATE calls/s for $SECS s ($calls calls, 1 s of talk each); peer 198.18.1.12 is killed after $((SECS / 2)) s"
+sipp_uac_start "$dir/caller" "$RATE" "$calls" $((SECS + 40)) uac.xml -s 1000 -d 1000
+sleep $((SECS / 2))
+kill -KILL "${peer_pid[198.18.1.12]}"
+echo "$(date +%T) killed the SIPp of peer 198.18.1.12 (pid ${peer_pid[198.18.1.12]}): its port is closed now"
+rc=0
+sipp_uac_wait || rc=$?
+[ "$rc" -le 1 ] || { tail -n 20 "$dir/caller/sipp.out" >&2; echo "demo.sh: the caller SIPp exited $rc" >&2; exit 1; }
+
+read -r ok failed < <(sipp_counts "$dir/caller")
+read -r p50 p99 n < <(sipp_rtt_pcts "$dir/caller")
+# Where the failed calls failed (SIPp's error log): waiting for the 200 after a 180 (uac.xml
+# step 3: the call rang on the peer when it died, and a call that rang is never retried),
+# or waiting for the answer to the BYE (step 8: the call was up on the killed peer).
+errs=$(cat "$dir"/caller/*_errors.log 2>/dev/null || true)
+rang=$(grep -c 'receive timeout on message sbc uac:3 ' <<<"$errs" || true)
+bye_timeout=$(grep -c 'receive timeout on message sbc uac:8 ' <<<"$errs" || true)
+lost=$(( $(sipp_bye_lost "$dir/caller" || true) + bye_timeout ))
+new_failed=$((failed - bye_timeout))
+r_code=$(sip_counter retries_code); r_silence=$(sip_counter retries_timeout); r_icmp=$(sip_counter retries_icmp)
+retried=$((r_code + r_silence + r_icmp))
 
 step "sbcctl status"
-build/sbcctl --socket /run/sbc/demo.sock status
-
+"${CTL[@]}" status
+step "sbcctl peers"
+"${CTL[@]}" peers || true
+step "sbcctl calls"
+"${CTL[@]}" calls || true
 step "sbcctl stats"
-build/sbcctl --socket /run/sbc/demo.sock stats
+"${CTL[@]}" stats
+step "curl http://127.0.0.1:19090/metrics (SIP lines)"
+curl -sf http://127.0.0.1:19090/metrics | grep -v '^#' | grep -iE 'sip|peer|call' | head -n 20 || true
 
-step "curl http://127.0.0.1:19090/metrics (first lines)"
-curl -sf http://127.0.0.1:19090/metrics | grep -v '^#' | head -n 12
+step "summary"
+echo "calls made: $((ok + failed)) at $RATE calls/s, $ok completed; setup p50 ${p50} ms, p99 ${p99} ms"
+echo "calls retried on another peer: $retried (after an error response $r_code, silence $r_silence, ICMP unreachable $r_icmp)"
+echo "calls failed: $((new_failed - rang)) (0 expected: no new call fails while a healthy peer remains)"
+echo "  not counted above: $rang call(s) ringing on the killed peer when it died (never retried once it rang: no double ringing)"
+echo "  established calls lost with the killed peer: $lost (their BYE went unanswered)"
 
 step "stopping sbcd (SIGTERM)"
 sbcd_stop && echo "sbcd exited 0"
