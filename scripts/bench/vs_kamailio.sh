@@ -110,10 +110,10 @@ trap 'stop_sub 143' TERM
 log() { printf 'vs_kamailio: %s\n' "$*" >&2; }
 
 # --- sbcd ----------------------------------------------------------------------------
-# sbcd_write_config FILE IFACE SOCK: sbcd config for the benchmark topology.
-# TODO(lead): add the trunk (198.18.0.1:5060, source 198.18.0.0/16), regions
-# (region1 = 198.18.1.11, .12; region2 = 198.18.2.21, .22), the peer group and the retry
-# policy (408 503 504, no-response 1000 ms) once sbcd proxies; keys in docs/config.md.
+# sbcd_write_config FILE IFACE SOCK: sbcd config for the benchmark topology, the proxy rules
+# of scripts/bench/kamailio/kamailio.cfg: trunk 198.18.0.1:5060 for the caller, region1 =
+# 198.18.1.11, .12 (round robin, like the dispatcher's set 1), region2 = 198.18.2.21, .22,
+# retry on 408 503 504, no-response timer 1000 ms, no retry after ringing.
 sbcd_write_config() {
   local file=$1 iface=$2 sock=$3
   cat >"$file" <<EOF
@@ -121,6 +121,7 @@ sbcd_write_config() {
 name = "vs-kamailio"
 workers = 1
 control_socket = "$sock"
+management_http = ""
 
 [dpdk]
 no_huge = true
@@ -131,9 +132,42 @@ mbufs_per_worker = 8191
 name = "hosts"
 device = "net_af_packet0,iface=$iface"
 address = "$SIPP_PROXY_ADDR/16"
-gateway = "198.18.0.254"
 vlan = 0
 media_ports = "20000-59999"
+
+[[trunk]]
+name = "caller"
+interface = "hosts"
+port = 5060
+allow = ["$SIPP_CALLER/32"]
+
+[[region]]
+name = "region1"
+peers = [ { address = "${SIPP_REGION1[0]}:5060" }, { address = "${SIPP_REGION1[1]}:5060" } ]
+probe = "none"
+
+[[region]]
+name = "region2"
+peers = [ { address = "${SIPP_REGION2[0]}:5060" }, { address = "${SIPP_REGION2[1]}:5060" } ]
+probe = "none"
+
+[[peer_group]]
+name = "peers"
+regions = ["region1", "region2"]
+selector = "round_robin"
+
+[[route]]
+name = "default"
+peer_group = "peers"
+
+[retry]
+codes = [408, 503, 504]
+no_response_ms = 1000
+after_provisional = false
+max_attempts = 4
+
+[health]
+passive_down_after = 3
 EOF
 }
 
@@ -197,11 +231,18 @@ rtt_summary() {
       printf "%.1f %.1f %.1f %d\n", v[i50], v[i99], v[NR], slow + 0 }'
 }
 
+# bye_timeouts DIR: calls whose BYE got no answer at all (uac.xml step 8 timed out): the
+# call was up on a peer that died and the proxy forwarded the BYE without answering it
+# itself (sbcd: in-dialog requests go on statelessly; Kamailio's tm answers 408 instead,
+# which uac.xml counts as bye_lost). SIPp counts these as failed calls; they are lost
+# established calls, not failed new calls, so they move to bye_lost.
+bye_timeouts() { cat "$1"/*_errors.log 2>/dev/null | grep -o 'receive timeout on message sbc uac:8 ' | wc -l || true; }
+
 declare -A US_PER_CALL FO_FAILED
 US_PER_CALL[sbcd]=na; US_PER_CALL[kamailio]=na; FO_FAILED[sbcd]=na; FO_FAILED[kamailio]=na
 
 steady_run() {
-  local target=$1 dir="$OUT/$1/steady" calls rc=0 cpu0 cpu1 split0= split1= ok failed p50 p99 max slow lost
+  local target=$1 dir="$OUT/$1/steady" calls rc=0 cpu0 cpu1 split0= split1= ok failed p50 p99 max slow lost bt
   calls=$((RATE * SECONDS_RUN))
   log "$target: steady run, $RATE calls/s for $SECONDS_RUN s ($calls calls, hold $HOLD_MS ms)"
   proxy_up "$target" "$dir"
@@ -219,6 +260,7 @@ steady_run() {
   read -r ok failed < <(sipp_counts "$dir/uac")
   read -r p50 p99 max slow < <(rtt_summary "$dir/uac")
   lost=$(sipp_bye_lost "$dir/uac" || true)
+  bt=$(bye_timeouts "$dir/uac"); failed=$((failed - bt)); lost=$((lost + bt))
   proxy_down "$target"
   [ "$rc" -le 1 ] || log "$target: SIPp exited with $rc (see $dir/uac/sipp.out)"
   if [ "$ok" -gt 0 ]; then
@@ -229,7 +271,7 @@ steady_run() {
 }
 
 failover_run() {
-  local target=$1 dir="$OUT/$1/failover" calls rc=0 t0 tk kill_at ok failed p50 p99 max slow lost rang
+  local target=$1 dir="$OUT/$1/failover" calls rc=0 t0 tk kill_at ok failed p50 p99 max slow lost rang bt
   calls=$((FO_RATE * FO_SECONDS))
   log "$target: failover run, $FO_RATE calls/s for $FO_SECONDS s, peer 198.18.1.12 killed at $((FO_SECONDS / 2)) s"
   proxy_up "$target" "$dir"
@@ -252,6 +294,7 @@ failover_run() {
   # retry after a provisional other than 100" makes them fail (SIPp gives up after its
   # 10 s receive timeout while waiting for the 200, scenario step 3).
   rang=$(cat "$dir"/uac/*_errors.log 2>/dev/null | grep -o 'receive timeout on message sbc uac:3 ' | wc -l || true)
+  bt=$(bye_timeouts "$dir/uac"); failed=$((failed - bt)); lost=$((lost + bt))
   proxy_down "$target"
   [ "$rc" -le 1 ] || log "$target: SIPp exited with $rc (see $dir/uac/sipp.out)"
   FO_FAILED[$target]=$failed
