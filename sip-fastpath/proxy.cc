@@ -335,8 +335,7 @@ bool proxy::forward_in_dialog(const proxy_tables&, const arrival& a, outbox& out
     edits e;
     e.pop_route = true;
     e.decrement_max_forwards = true;
-    // ACK for 2xx gets no response: it goes on without a Via of ours.
-    if (m.req_method != method::ack) e.push_via = std::string_view(via, via_len);
+    e.push_via = std::string_view(via, via_len);  // RFC 3261 16.6 step 8, the ACK of a 2xx too
     const write_result r = edit(m, e, d->data);
     if (!r.ok()) return true;
     out.commit(a.local, next, r.len);
