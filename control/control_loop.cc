@@ -15,6 +15,7 @@
 namespace sbc::control {
 
 std::atomic<bool> stop_requested{false};
+std::atomic<bool> reload_requested{false};
 
 namespace {
 
@@ -54,6 +55,67 @@ control_loop::control_loop(config cfg, dataplane::dataplane_runtime& rt)
 {
 }
 
+bool control_loop::publish_config(const config& c, std::string& error)
+{
+    const uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;
+    auto snap = build_snapshot(c, rt_.ports, gen, error);
+    if (!snap) return false;
+    if (!c.trunks.empty()) {
+        snap->proxy = build_proxy_tables(c, snap->interfaces, c.node.workers, ids_, error);
+        if (!snap->proxy) return false;
+        // New and freed ids start with a clean health word and history.
+        for (uint32_t id : ids_.added()) {
+            rt_.shared->peer_health.word[id].store(0, std::memory_order_relaxed);
+            passive_.reset(id);
+        }
+        for (uint32_t id : ids_.freed()) {
+            rt_.shared->peer_health.word[id].store(0, std::memory_order_relaxed);
+            passive_.reset(id);
+        }
+        peer_names_.assign(sip::max_peers, {});
+        for (const auto& p : snap->proxy->peers) peer_names_[p.id] = p.name;
+    }
+    tables_ = snap->proxy;
+    passive_.set_policy(passive_policy{c.health.passive_down_after, c.health.retest_interval_ms});
+    interfaces_ = snap->interfaces;
+    publish_snapshot(rt_.shared->snap, std::move(snap));
+    generation_.store(gen, std::memory_order_relaxed);
+    return true;
+}
+
+bool control_loop::reload(std::string& error)
+{
+    auto loaded = load_config(cfg_.path);
+    if (!loaded.cfg) {
+        for (const auto& e : loaded.errors) error += (error.empty() ? "" : "\n") + e.to_string();
+        return false;
+    }
+    const config& c = *loaded.cfg;
+    // What the ports and lcores were started with cannot change under a running dataplane.
+    std::string restart;
+    if (c.node.workers != cfg_.node.workers) restart += " node.workers";
+    if (c.node.control_socket != cfg_.node.control_socket) restart += " node.control_socket";
+    if (c.node.management_http != cfg_.node.management_http) restart += " node.management_http";
+    if (c.interfaces.size() != cfg_.interfaces.size()) {
+        restart += " interface (added or removed)";
+    } else {
+        for (std::size_t i = 0; i < c.interfaces.size(); ++i) {
+            const auto& a = c.interfaces[i];
+            const auto& b = cfg_.interfaces[i];
+            if (a.name != b.name || a.device != b.device || a.address.addr != b.address.addr ||
+                a.address.len != b.address.len || a.gateway != b.gateway || a.vlan != b.vlan)
+                restart += " interface[" + std::to_string(i) + "]";
+        }
+    }
+    if (!restart.empty()) {
+        error = c.path + ": these changes need a restart:" + restart;
+        return false;
+    }
+    if (!publish_config(c, error)) return false;
+    cfg_ = c;
+    return true;
+}
+
 std::string control_loop::peer_name(uint32_t id) const
 {
     return id < peer_names_.size() && !peer_names_[id].empty() ? peer_names_[id] : "#" + std::to_string(id);
@@ -85,24 +147,10 @@ void control_loop::send_arp(uint16_t iface, const dataplane::arp_fields& f)
 
 bool control_loop::start(std::string& error)
 {
-    auto snap = build_snapshot(cfg_, rt_.ports, 1, error);
-    if (!snap) return false;
-    if (!cfg_.trunks.empty()) {
-        snap->proxy = build_proxy_tables(cfg_, snap->interfaces, cfg_.node.workers, ids_, error);
-        if (!snap->proxy) {
-            config_refused_ = true;
-            return false;
-        }
-        // New and freed ids start with a clean health word.
-        for (uint32_t id : ids_.added()) rt_.shared->peer_health.word[id].store(0, std::memory_order_relaxed);
-        for (uint32_t id : ids_.freed()) rt_.shared->peer_health.word[id].store(0, std::memory_order_relaxed);
-        tables_ = snap->proxy;
-        peer_names_.assign(sip::max_peers, {});
-        for (const auto& p : tables_->peers) peer_names_[p.id] = p.name;
+    if (!publish_config(cfg_, error)) {
+        config_refused_ = true;
+        return false;
     }
-    interfaces_ = snap->interfaces;
-    publish_snapshot(rt_.shared->snap, std::move(snap));
-    generation_.store(1, std::memory_order_relaxed);
 
     std::string err;
     socket_ = control_socket::open(cfg_.node.control_socket, err);
@@ -166,6 +214,16 @@ void control_loop::drain_events(uint64_t now)
 nlohmann::json control_loop::handle(const nlohmann::json& request)
 {
     const std::string cmd = request.value("cmd", "");
+    if (cmd == "reload") {
+        std::string err;
+        if (!reload(err)) {
+            std::fprintf(stderr, "sbcd: reload refused, the running config stays:\n%s\n", err.c_str());
+            return {{"ok", false}, {"error", "reload refused, the running config stays: " + err}};
+        }
+        std::fprintf(stderr, "sbcd: reloaded %s (generation %llu)\n", cfg_.path.c_str(),
+                     static_cast<unsigned long long>(generation_.load()));
+        return {{"ok", true}, {"generation", generation_.load()}};
+    }
     if (cmd == "drain") {
         // No new calls from now on; sbcd exits when the last call ends or at the deadline.
         const uint64_t timeout_s = request.value("timeout_s", uint64_t{600});
@@ -185,7 +243,7 @@ nlohmann::json control_loop::handle(const nlohmann::json& request)
         j["ok"] = true;
         return j;
     }
-    return {{"ok", false}, {"error", "unknown command '" + cmd + "' (known: status, stats, calls, peers, drain)"}};
+    return {{"ok", false}, {"error", "unknown command '" + cmd + "' (known: status, stats, calls, peers, drain, reload)"}};
 }
 
 stats_report control_loop::report() const
@@ -308,6 +366,7 @@ int control_loop::run()
             last_metrics = now;
             first = false;
         }
+        if (reload_requested.exchange(false)) handle({{"cmd", "reload"}});
         if (state_.load(std::memory_order_relaxed) == 2) {
             uint64_t active = 0;
             for (const auto& w : rt_.workers)

@@ -25,6 +25,8 @@ namespace sbc::control {
 
 /// Set from a signal handler (SIGINT/SIGTERM): leave the loop and shut down cleanly.
 extern std::atomic<bool> stop_requested;
+/// Set from a signal handler (SIGHUP): re-read the config file and publish it.
+extern std::atomic<bool> reload_requested;
 
 struct icmp_counters {
     std::atomic<uint64_t> unreachable{0};
@@ -52,6 +54,11 @@ private:
     void send_arp(uint16_t iface, const dataplane::arp_fields& f);
     [[nodiscard]] uint64_t now_ms() const;
     [[nodiscard]] std::string peer_name(uint32_t id) const;
+    /// Re-reads, validates and publishes the config file; false with the reasons, and the
+    /// running config untouched, when it is refused.
+    bool reload(std::string& error);
+    /// Publishes a snapshot of `c` (generation + 1); false with `error`, nothing changed.
+    bool publish_config(const config& c, std::string& error);
     void fill_sip(stats_report& r) const;
 
     config cfg_;

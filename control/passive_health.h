@@ -30,6 +30,11 @@ public:
     }
 
     void set_policy(passive_policy p) noexcept { policy_ = p; }
+    /// Forgets the history of `id` (a peer id that was given to another peer).
+    void reset(uint32_t id)
+    {
+        if (id < state_.size()) state_[id] = peer_state{};
+    }
     /// A worker's report about a call attempt; `name` is for the log.
     void on_event(const sip::peer_event& e, const std::string& name, uint64_t now_ms);
     /// Starts trials of peers that have been down long enough.

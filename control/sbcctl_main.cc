@@ -180,6 +180,15 @@ int cmd_drain(const options& o, std::span<const std::string> args)
     return exit_daemon;
 }
 
+int cmd_reload(const options& o, std::span<const std::string> args)
+{
+    no_args("reload", args);
+    auto r = ask(o, {{"cmd", "reload"}});
+    if (!r) return exit_daemon;
+    std::cout << "reloaded: generation " << r->value("generation", uint64_t{0}) << " published\n";
+    return exit_ok;
+}
+
 int cmd_help(const options&, std::span<const std::string>);
 
 constexpr command commands[] = {
@@ -200,6 +209,10 @@ constexpr command commands[] = {
      "the calls up finish; sbcd exits 0 when none is left or after S seconds (default 600). --wait returns "
      "only once sbcd has exited: use it as a Kubernetes preStop hook",
      cmd_drain},
+    {"reload", "", "re-read the config file, validate it and publish it to the workers without stopping calls; "
+                   "a file with problems is refused with every problem listed and the running config stays "
+                   "(also on SIGHUP). Interfaces, workers and the control addresses need a restart",
+     cmd_reload},
     {"help", "", "this text", cmd_help},
 };
 

@@ -28,16 +28,20 @@ The sbc session border controller daemon.
   -- EAL-ARGS...      passed to DPDK's EAL after the ones sbcd derives from the config
                       (lcores, memory, devices, file prefix) and [dpdk].eal_args
 
-Signals: SIGINT and SIGTERM stop the daemon cleanly (ports stopped, exit 0).
+Signals: SIGINT and SIGTERM stop the daemon cleanly (ports stopped, exit 0); SIGHUP re-reads
+the config (like `sbcctl reload`): a file with problems is refused and the running config stays.
 Operate it with sbcctl (status, stats, top) over [node].control_socket, and scrape
 /metrics and /healthz on [node].management_http.
 
 Exit codes: 0 clean stop, 1 runtime failure (EAL, ports, sockets), 2 bad usage or config.
 )";
 
-void on_signal(int)
+void on_signal(int sig)
 {
-    sbc::control::stop_requested.store(true, std::memory_order_relaxed);
+    if (sig == SIGHUP)
+        sbc::control::reload_requested.store(true, std::memory_order_relaxed);
+    else
+        sbc::control::stop_requested.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -117,6 +121,7 @@ int main(int argc, char** argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGHUP, &sa, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 
     int rc = 0;
