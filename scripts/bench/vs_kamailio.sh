@@ -301,9 +301,10 @@ failover_run() {
   # Per-second series: completed and failed calls (SIPp stats), setup latency (rtt file).
   local csv="$OUT/failover-$target.csv"
   sipp_series "$dir/uac" >"$dir/series.txt" || true
-  /usr/bin/python3 - "$dir/series.txt" "$(sipp_rtt_csv "$dir/uac")" "$csv" <<'PY'
-import sys, collections
-series, rtt, out = sys.argv[1:4]
+  /usr/bin/python3 - "$dir/series.txt" "$(sipp_rtt_csv "$dir/uac")" "$csv" "$(sipp_stat_csv "$dir/uac")" "$dir"/uac/*_errors.log <<'PY'
+import sys, collections, re
+series, rtt, out, stat = sys.argv[1:5]
+errlogs = sys.argv[5:]
 done = collections.Counter(); fail = collections.Counter(); lat = collections.defaultdict(list)
 for line in open(series):
     t, s, f = line.split()
@@ -318,14 +319,48 @@ if rtt:
             lat[int(float(p[0]) / 1000.0)].append(float(p[1]))
         except ValueError:
             pass
-last = max(list(done) + list(fail) + list(lat) + [0])
+# Unanswered BYEs (step 8 timeouts) are lost established calls, not failed calls: each moves
+# from "failed" to "bye_lost" in the second of the stat line that counted it (the first
+# line written at or after the timeout; SIPp's error log and the stat file's CurrentTime
+# are both epoch times).
+lost = collections.Counter()
+written = []  # (epoch the stat line was written, its second)
+if stat:
+    hdr = None
+    for line in open(stat):
+        p = line.rstrip('\n').split(';')
+        if hdr is None:
+            hdr = p; continue
+        if len(p) < len(hdr) // 2:
+            continue
+        try:
+            when = float(p[hdr.index('CurrentTime')].split('\t')[-1])
+            e = p[hdr.index('ElapsedTime(C)')].split(':')
+            sec = int(e[0]) * 3600 + int(e[1]) * 60 + int(e[2])
+        except (ValueError, IndexError):
+            continue
+        written.append((when, sec))
+for path in errlogs:
+    try:
+        text = open(path, errors='replace').read()
+    except OSError:
+        continue
+    for m in re.finditer(r'\t(\d+\.\d+): Call-Id: \S+, receive timeout on message sbc uac:8 ', text):
+        x = float(m.group(1))
+        sec = next((sec for when, sec in written if when >= x), written[-1][1] if written else 0)
+        lost[sec] += 1
+last = max(list(done) + list(fail) + list(lat) + list(lost) + [0])
 with open(out, 'w') as o:
-    o.write('second,completed,failed,setups,setup_ms_median,setup_ms_max\n')
+    o.write('second,completed,failed,setups,setup_ms_median,setup_ms_max,bye_lost\n')
+    # failed = SIPp's failed calls less the unanswered BYEs, cumulatively (never negative).
+    cf = cl = adj = 0
     for sec in range(last + 1):
+        cf += fail[sec]; cl += lost[sec]
+        new = max(adj, cf - cl); nf = new - adj; adj = new
         l = sorted(lat.get(sec, []))
         med = l[len(l) // 2] if l else ''
         mx = l[-1] if l else ''
-        o.write('%d,%d,%d,%d,%s,%s\n' % (sec, done[sec], fail[sec], len(l), med, mx))
+        o.write('%d,%d,%d,%d,%s,%s,%d\n' % (sec, done[sec], nf, len(l), med, mx, lost[sec]))
 PY
   plot_failover "$target" "$csv" "$kill_at"
   log "$target: failover: completed=$ok failed=$failed (of which ringing on the dead peer: $rang) delayed_over_500ms=$slow setup_ms p50=$p50 p99=$p99 max=$max bye_lost=$lost (established calls on the dead peer)"
@@ -344,6 +379,7 @@ rows = list(csv.DictReader(open(path)))
 t = [int(r['second']) for r in rows]
 done = [int(r['completed']) for r in rows]
 fail = [int(r['failed']) for r in rows]
+lost = [int(r.get('bye_lost') or 0) for r in rows]
 setups = [int(r['setups']) for r in rows]
 mt = [int(r['second']) for r in rows if r['setup_ms_max']]
 med = [float(r['setup_ms_median']) for r in rows if r['setup_ms_max']]
@@ -353,6 +389,8 @@ fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
 a1.step(t, setups, where='post', label='calls answered (200 received)', color='tab:green')
 a1.step(t, done, where='post', label='calls completed (after BYE)', color='tab:gray', alpha=0.6)
 a1.step(t, fail, where='post', label='calls failed', color='tab:red')
+if any(lost):
+    a1.step(t, lost, where='post', label='calls up on the dead peer, BYE unanswered', color='tab:purple', linestyle=':')
 a1.axvline(kill_at, color='black', linestyle='--', label='peer killed (%.1f s)' % kill_at)
 a1.set_ylabel('calls per second')
 a1.set_title('%s: failover, %s calls/s over two region1 peers, one killed (SIGKILL)' % (name, rate))
