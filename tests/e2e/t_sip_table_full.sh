@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SIP proxy, full call table -> 503 and recovery: [limits] transactions_per_worker = 1024 (the
-# minimum), no-response timer 5 s. A burst of 1300 calls (500/s) to numbers starting with 9
+# minimum), no-response timer 8 s. A burst of 1300 calls (500/s) to numbers starting with 9
 # goes to a region whose only peer (198.18.3.31) never answers: the table fills, the calls
 # beyond it get 503 with Retry-After at once (table_full counted), the rest 503 after the
 # timer. Every call of the burst ends with a 503, sbcd keeps running, the active counts go
@@ -8,7 +8,7 @@
 SIP_EXTRA_ADDRS=198.18.3.31
 SIP_WARM_ADDRS=198.18.3.31
 SIP_TRANSACTIONS=1024
-SIP_NO_RESPONSE_MS=5000
+SIP_NO_RESPONSE_MS=8000
 SIP_EXTRA_CONFIG='[[region]]
 name = "blackhole"
 peers = [ { address = "198.18.3.31:5060" } ]
@@ -27,7 +27,7 @@ sip_up
 peer 198.18.3.31 uas_silent.xml
 peer 198.18.1.11 uas.xml
 rc=0
-sipp_uac_run "$DIR/burst" 500 1300 40 uac.xml -s 9000 -d 200 -l 2000 -trace_msg || rc=$?
+sipp_uac_run "$DIR/burst" 500 1300 40 uac.xml -s 9000 -d 200 -l 2000 -recv_timeout 20000 -trace_msg || rc=$?
 [ "$rc" -le 1 ] || { tail -n 30 "$DIR/burst/sipp.out" >&2; fail "burst SIPp exited $rc"; }
 read -r ok failed < <(sipp_counts "$DIR/burst")
 m503=$(received "$DIR/burst" '^SIP/2.0 503')
