@@ -131,6 +131,8 @@ int main(int argc, char** argv)
         po.rx_ring = cfg.dpdk.rx_ring;
         po.tx_ring = cfg.dpdk.tx_ring;
         po.mbufs_per_worker = cfg.dpdk.mbufs_per_worker;
+        po.setups_per_worker = cfg.limits.transactions_per_worker;
+        po.dialogs_per_worker = cfg.limits.dialogs_per_worker;
         auto rt = sbc::dataplane::start_dataplane(devices, po, error);
         if (!rt) {
             std::fprintf(stderr, "sbcd: %s\n", error.c_str());

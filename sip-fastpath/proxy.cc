@@ -148,6 +148,17 @@ void proxy::arm(uint32_t slot) noexcept
         timers_.schedule(slot, due);
 }
 
+bool has_second_via(const message& m) noexcept
+{
+    // RFC 3261 16.7 step 3: a response with no Via left after ours was meant for us.
+    if (m.h_via == no_header) return false;
+    const header& first = m.headers[m.h_via];
+    if (m.text(first.value).find(',') != std::string_view::npos) return true;  // "a, b" (a comma in a quoted param is rare enough)
+    for (unsigned i = m.h_via + 1u; i < m.header_count; ++i)
+        if (m.headers[i].id == header_id::via) return true;
+    return false;
+}
+
 int message_owner(const message& m) noexcept
 {
     if (m.is_response()) {
@@ -377,6 +388,10 @@ bool proxy::relay_by_via(const arrival& a, outbox& out) noexcept
     bool found = false;
     const std::string_view src = param_value(m.text(m.top_via.params), "sbc-src", found);
     uint64_t ip, port;
+    if (!has_second_via(m)) {
+        stats_->add(proxy_counter::stale_responses);
+        return true;  // consumed: nobody below us to relay it to
+    }
     if (!found || src.size() != 13 || src[8] != '.' || !get_hex(src.substr(0, 8), ip) ||
         !get_hex(src.substr(9, 4), port))
         return false;

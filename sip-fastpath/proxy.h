@@ -140,6 +140,9 @@ struct proxy_stats {
     }
 };
 
+/// Whether a response carries a Via below the top one (it can be relayed).
+bool has_second_via(const message& m) noexcept;
+
 /// The worker that owns a message's state, from the branch or Record-Route parameter the
 /// SBC minted; -1 when none of ours is in it (any worker may handle it).
 int message_owner(const message& m) noexcept;

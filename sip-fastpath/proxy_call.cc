@@ -319,6 +319,10 @@ void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
 {
     // The peer's response, our Via removed, to the caller; finals are kept for retransmission.
     setup& s = setups_[slot];
+    if (!has_second_via(*msg_)) {
+        stats_->add(proxy_counter::stale_responses);  // only our Via: meant for us, not the caller
+        return;
+    }
     out_datagram* d = out.next();
     if (d == nullptr) {
         stats_->add(proxy_counter::outbox_full);
