@@ -49,10 +49,11 @@ step "ping 198.18.0.1 from the caller"
 ip netns exec "$SIPP_NS_HOSTS" ping -c 5 -i 0.2 -W 2 -I "$SIPP_CALLER" "$SIPP_PROXY_ADDR"
 
 step "SIPp callees on the four peers (scripts/sipp/uas.xml: 100, 180, 200 after 20 ms)"
-declare -A peer_pid
+declare -A peer_pid peer_wrap
 for a in "${SIPP_REGION1[@]}" "${SIPP_REGION2[@]}"; do
   sipp_uas_start "$a" uas.xml "$dir/peer-$a" $((SECS + 60))
   peer_pid[$a]=$SIPP_PID
+  peer_wrap[$a]=$SIPP_WRAP_PID
   echo "peer $a: SIPp pid $SIPP_PID"
 done
 
@@ -61,6 +62,7 @@ step "calls: $RATE calls/s for $SECS s ($calls calls, 1 s of talk each); peer 19
 sipp_uac_start "$dir/caller" "$RATE" "$calls" $((SECS + 40)) uac.xml -s 1000 -d 1000
 sleep $((SECS / 2))
 kill -KILL "${peer_pid[198.18.1.12]}"
+wait "${peer_wrap[198.18.1.12]}" 2>/dev/null || true   # (no "Killed" job notice)
 echo "$(date +%T) killed the SIPp of peer 198.18.1.12 (pid ${peer_pid[198.18.1.12]}): its port is closed now"
 rc=0
 sipp_uac_wait || rc=$?
