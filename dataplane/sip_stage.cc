@@ -43,6 +43,8 @@ struct tally {
     uint32_t not_trunk = 0;
     uint32_t sent = 0;
     uint32_t last_needed = 0;  ///< next hop already reported as needed in this burst
+    uint32_t glean_ip = 0;     ///< next hop of the datagram being handled (0: none)
+    mac_addr glean_mac{};      ///< and the MAC it came from
 
     void commit(worker& w) const noexcept
     {
@@ -83,7 +85,10 @@ void send_datagram(worker& w, const snapshot& snap, const sip::out_datagram& d, 
         return;
     }
     const uint32_t hop = ifc->next_hop(d.dst.ip);
-    const auto mac = hop != 0 ? w.shared->neighbours.lookup(hop) : std::nullopt;
+    auto mac = hop != 0 ? w.shared->neighbours.lookup(hop) : std::nullopt;
+    // An answer to the datagram being handled goes back to the MAC it came from, also before
+    // the control core has learned it (a caller's first INVITE must get its 100 Trying).
+    if (!mac && hop != 0 && hop == t.glean_ip) mac = t.glean_mac;
     if (!mac) {
         ++t.no_neighbour;
         if (hop != 0 && hop != t.last_needed) {
@@ -202,6 +207,27 @@ void handle_datagram(worker& w, const snapshot& snap, rte_mbuf* m, bool check_ow
             return;
         }
         payload = {static_cast<const char*>(p), len};
+    }
+    // Gleaning: remember which MAC the sender's next hop has, for the answers below, and
+    // tell the control core when the neighbour table does not know it yet.
+    {
+        const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
+        t.glean_ip = 0;
+        for (const auto& ifc : snap.interfaces) {
+            if (ifc.address != local.ip) continue;
+            t.glean_ip = ifc.next_hop(src.ip);
+            std::memcpy(t.glean_mac.data(), eth->src_addr.addr_bytes, 6);
+            if (t.glean_ip != 0 && t.glean_ip == src.ip && !w.shared->neighbours.lookup(src.ip)) {
+                event e{};
+                e.kind = event_kind::neighbour_seen;
+                e.worker = static_cast<uint8_t>(w.id);
+                e.iface = static_cast<uint16_t>(&ifc - snap.interfaces.data());
+                e.ip = src.ip;
+                e.mac = t.glean_mac;
+                post_event(w, e);
+            }
+            break;
+        }
     }
     sip::message& msg = w.proxy->parsed();
     const bool parsed = sip::parse(payload, msg) == sip::error::none;

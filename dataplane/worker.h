@@ -98,10 +98,10 @@ void run_loop(worker& w, Process&& process) noexcept
 {
     rcu::register_thread();
     std::array<rte_mbuf*, burst_size> pkts;
-    // One TSC read per iteration: an iteration runs from the previous one's end to its own,
-    // so a saturated worker reads 100 % busy.
-    uint64_t prev = rte_rdtsc();
-    uint64_t folded = prev;
+    // Busy time is measured from the start of an iteration that found work to its end, not
+    // from the previous iteration's end: on a shared CPU, a preemption between two iterations
+    // would otherwise be charged to the packets that queued up meanwhile.
+    uint64_t folded = rte_rdtsc();
     uint64_t loops = 0, busy_loops = 0, busy_cycles = 0;
     auto fold = [&](uint64_t now) {
         w.counters.loops.add(loops);
@@ -112,6 +112,7 @@ void run_loop(worker& w, Process&& process) noexcept
         loops = busy_loops = busy_cycles = 0;
     };
     while (!w.shared->stop.load(std::memory_order_relaxed)) {
+        const uint64_t start = rte_rdtsc();
         const snapshot* snap = rcu::dereference(w.shared->snap.current);
         uint32_t work = 0;
         for (uint16_t i = 0; i < w.n_ports; ++i) {
@@ -121,20 +122,18 @@ void run_loop(worker& w, Process&& process) noexcept
             work += n;
             process.burst(w, *snap, port, pkts.data(), n);
         }
-        work += process.poll(w, *snap, prev);
+        work += process.poll(w, *snap, start);
         work += drain_inject(w);
         work += tx_flush(w);
         if (w.frag_table != nullptr && w.death_row.cnt != 0) rte_ip_frag_free_death_row(&w.death_row, 3);
         rcu::quiescent_state();
-        const uint64_t end = rte_rdtsc();
         ++loops;
         if (work != 0) {
             ++busy_loops;
-            busy_cycles += end - prev;
+            busy_cycles += rte_rdtsc() - start;
         }
-        prev = end;
         // Counters are folded in every 64 iterations: cheap, and fresh enough for a 1 s view.
-        if ((loops & 63) == 0) fold(end);
+        if ((loops & 63) == 0) fold(rte_rdtsc());
     }
     fold(rte_rdtsc());
     tx_flush(w);

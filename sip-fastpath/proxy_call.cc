@@ -390,6 +390,12 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         next_attempt(t, h, slot, failure_cause::code, a.now_ms, out);
         return;
     }
+    if (!has_second_via(m)) {
+        // A broken peer answered with our Via only: the caller still gets the verdict, built
+        // from the INVITE we keep.
+        respond_upstream(slot, code, false, 0, a.now_ms, out);
+        return;
+    }
     relay_upstream(slot, out);
     stats_->add(s.cancelled ? proxy_counter::calls_cancelled : proxy_counter::calls_failed);
     if (s.peer_id != no_peer) bump(stats_->active_by_peer[s.peer_id], -1);

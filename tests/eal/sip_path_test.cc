@@ -383,19 +383,24 @@ TEST_F(sip_path, udp_to_another_port_is_still_closed)
     EXPECT_EQ(stat(h, sip::proxy_counter::requests), 0u);
 }
 
-TEST_F(sip_path, reply_to_an_unresolved_caller_is_dropped_and_resolution_requested)
+TEST_F(sip_path, an_unresolved_caller_is_answered_at_the_mac_it_came_from_and_learned)
 {
     start(1);
     harness& h = *h_;
     constexpr uint32_t unknown_caller = ipv4(198, 18, 0, 3);
     ASSERT_TRUE(h.receive(sip_frame(h, caller_mac, unknown_caller, sip_port, invite("call-n@198.18.0.3", "BYE"))));
     h.poll();
-    EXPECT_EQ(h.take_sent().size(), 0u);
-    EXPECT_EQ(h.counters().drops[static_cast<std::size_t>(dp::drop_reason::neighbour_unknown)], 1u);
-    bool needed = false;
+    const auto sent = h.take_sent();
+    ASSERT_EQ(sent.size(), 1u) << "the 400 goes out without waiting for ARP";
+    const bytes frame = sbc::test::linear_bytes(sent.mbufs[0]);
+    ASSERT_GE(frame.size(), 6u);
+    EXPECT_TRUE(std::equal(caller_mac.begin(), caller_mac.end(), frame.begin())) << "to the MAC the request came from";
+    EXPECT_EQ(h.counters().drops[static_cast<std::size_t>(dp::drop_reason::neighbour_unknown)], 0u);
+    bool seen = false;
     for (const auto& e : h.take_events())
-        needed = needed || (e.kind == dp::event_kind::neighbour_needed && e.ip == unknown_caller);
-    EXPECT_TRUE(needed);
+        seen = seen || (e.kind == dp::event_kind::neighbour_seen && e.ip == unknown_caller &&
+                        std::equal(e.mac.begin(), e.mac.end(), caller_mac.begin()));
+    EXPECT_TRUE(seen) << "the control core is told, so later messages to it need no ARP";
 }
 
 TEST_F(sip_path, messages_on_the_non_owning_worker_are_handed_to_the_owner)
