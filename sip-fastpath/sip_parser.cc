@@ -64,7 +64,7 @@ bool check_version(std::string_view v, bool& known) noexcept {
 
 bool parse_start_line(message& m, uint32_t le) noexcept {
   std::string_view b = m.raw;
-  if (le >= 4 && eq_lower(b.substr(0, 3), "sip") && b[3] == '/') {
+  if (le >= 4 && ieq_lit(b.substr(0, 3), "sip") && b[3] == '/') {
     // Status-Line = SIP-Version SP Status-Code SP Reason-Phrase
     uint32_t sp = 4;
     while (sp < le && b[sp] != ' ') ++sp;

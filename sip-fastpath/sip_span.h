@@ -3,7 +3,9 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <string_view>
 
@@ -158,6 +160,26 @@ constexpr bool eq_lower(std::string_view s, std::string_view lower) noexcept {
     if ((static_cast<unsigned char>(s[i]) | 0x20U) != static_cast<unsigned char>(lower[i]))
       return false;
   return true;
+}
+
+/// eq_lower against a literal of at most 8 bytes, as one 8-byte compare: the case bit is
+/// folded in only where the literal has a letter, so other bytes must match exactly.
+template <std::size_t N>
+inline bool ieq_lit(std::string_view s, const char (&lit)[N]) noexcept {
+  static_assert(N >= 2 && N - 1 <= 8, "literal of 1 to 8 bytes");
+  if (s.size() != N - 1) return false;
+  if constexpr (std::endian::native != std::endian::little) {
+    return eq_lower(s, std::string_view(lit, N - 1));
+  } else {
+    uint64_t a = 0;
+    uint64_t b = 0;
+    uint64_t fold = 0;
+    std::memcpy(&a, s.data(), N - 1);
+    std::memcpy(&b, lit, N - 1);
+    for (std::size_t i = 0; i + 1 < N; ++i)
+      if (lit[i] >= 'a' && lit[i] <= 'z') fold |= uint64_t{0x20} << (8 * i);
+    return (a | fold) == b;
+  }
 }
 
 /// General ASCII case-insensitive equality.

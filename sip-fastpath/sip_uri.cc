@@ -351,7 +351,7 @@ error parse_name_addr_at(std::string_view buf, uint32_t pos, uint32_t e, name_ad
   param pr;
   bool bad_param = false;
   while (it.next(pr, bad_param)) {
-    if (pr.name.len == 3 && eq_lower(pr.name.in(buf), "tag")) {
+    if (ieq_lit(pr.name.in(buf), "tag")) {
       if (!pr.has_value || pr.value.empty()) return bad;
       out.tag = pr.value;
       out.has_tag = true;
@@ -390,7 +390,7 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
   // The common form "SIP/2.0/" without white space is read in one compare.
   span parts[3];
   int first_part = 0;
-  if (e - p > 8 && eq_lower(buf.substr(p, 3), "sip") && buf.substr(p + 3, 5) == "/2.0/") {
+  if (e - p > 8 && ieq_lit(buf.substr(p, 3), "sip") && buf.substr(p + 3, 5) == "/2.0/") {
     parts[0] = make_span(p, p + 3);
     parts[1] = make_span(p + 4, p + 7);
     p += 8;
@@ -408,7 +408,7 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
       ++p;
     }
   }
-  if (!eq_lower(parts[0].in(buf), "sip") || parts[1].in(buf) != "2.0") return false;
+  if (!ieq_lit(parts[0].in(buf), "sip") || parts[1].in(buf) != "2.0") return false;
   out.protocol = make_span(b, parts[2].end());
   out.transport = parts[2];
   // sent-by = host [ COLON port ]
@@ -440,14 +440,14 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
     std::string_view n = pr.name.in(buf);
     switch (n.size()) {
       case 6:
-        if ((n[0] | 0x20) == 'b' && eq_lower(n, "branch")) {
+        if (ieq_lit(n, "branch")) {
           if (!pr.has_value) return false;
           out.branch = pr.value;
           out.has_branch = true;
         }
         break;
       case 8:
-        if ((n[0] | 0x20) == 'r' && eq_lower(n, "received")) {
+        if (ieq_lit(n, "received")) {
           host_kind k;
           if (!pr.has_value ||
               (strict && (!check_host(pr.value.in(buf), k) || k == host_kind::name)))
@@ -456,12 +456,12 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
         }
         break;
       case 5:
-        if ((n[0] | 0x20) == 'r' && eq_lower(n, "rport")) {
+        if (ieq_lit(n, "rport")) {
           uint16_t rp = 0;
           if (pr.has_value && !read_port(buf, pr.value.off, pr.value.end(), rp)) return false;
           out.rport = pr.value;
           out.has_rport = true;
-        } else if (eq_lower(n, "maddr")) {
+        } else if (ieq_lit(n, "maddr")) {
           if (!pr.has_value) return false;
           out.maddr = pr.value;
         }

@@ -122,6 +122,25 @@ TEST(sip_uri, parses_via_parameters_it_needs_and_keeps_the_rest) {
   EXPECT_EQ(p.value.in(t), "\"q\"");
 }
 
+TEST(sip_uri, reads_via_names_in_any_case_in_both_passes) {
+  std::string_view t = "sip/2.0/udp h.example;BRANCH=z9hG4bKx;RPort;Received=198.18.0.1";
+  for (bool strict : {true, false}) {
+    via v;
+    uint32_t next = 0;
+    ASSERT_TRUE(parse_via_at(t, 0, static_cast<uint32_t>(t.size()), v, next, strict)) << strict;
+    EXPECT_EQ(v.branch.in(t), "z9hG4bKx");
+    EXPECT_TRUE(v.has_rport);
+    EXPECT_EQ(v.received.in(t), "198.18.0.1");
+  }
+  // A control byte where a letter should be is not a case variant of it.
+  std::string_view not_branch = "SIP/2.0/UDP h.example;brAnch2=x;bran\x02h=y";
+  via v;
+  uint32_t next = 0;
+  ASSERT_TRUE(parse_via_at(not_branch, 0, static_cast<uint32_t>(not_branch.size()), v, next,
+                           false));
+  EXPECT_FALSE(v.has_branch);
+}
+
 TEST(sip_uri, rejects_malformed_via_values) {
   const char* bad[] = {
       "SIP/2.0/UDP",                         // no host
