@@ -11,7 +11,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 total="${1:-60}"
 out="$root/build-fuzz"
-targets=(sip_parse sip_edit)
+targets=(sip_parse sip_edit sip_proxy)
 cxx="${CXX_FUZZ:-}"
 if [ -z "$cxx" ]; then
   for c in clang++-14 clang++; do
@@ -33,13 +33,19 @@ engine=("$root"/sip-fastpath/sip_check.cc "$root"/sip-fastpath/sip_editor.cc
         "$root"/sip-fastpath/sip_parser.cc "$root"/sip-fastpath/sip_response.cc
         "$root"/sip-fastpath/sip_uri.cc "$root"/sip-fastpath/sip_verdict.cc)
 
+# The proxy target also needs the proxy and its tables (route matching links Hyperscan).
+proxy_sources=("$root"/sip-fastpath/proxy.cc "$root"/sip-fastpath/proxy_call.cc "$root"/sip-fastpath/proxy_ids.cc
+               "$root"/sip-fastpath/peer_select.cc "$root"/sip-fastpath/route_match.cc -isystem /usr/include/hs -lhs)
+
 per=$(( total / ${#targets[@]} ))
 [ "$per" -lt 1 ] && per=1
 passed=0
 failed=0
 for t in "${targets[@]}"; do
   bin="$out/${t}_fuzz"
-  if ! "$cxx" "${flags[@]}" "$root/tests/fuzz/${t}_fuzz.cc" "${engine[@]}" -o "$bin" 2>"$out/$t.build.log"; then
+  extra=()
+  [ "$t" = sip_proxy ] && extra=("${proxy_sources[@]}")
+  if ! "$cxx" "${flags[@]}" "$root/tests/fuzz/${t}_fuzz.cc" "${engine[@]}" "${extra[@]}" -o "$bin" 2>"$out/$t.build.log"; then
     echo "fuzz: $t: build failed (see $out/$t.build.log)" >&2
     tail -20 "$out/$t.build.log" >&2
     failed=$((failed + 1))
