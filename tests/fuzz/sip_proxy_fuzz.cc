@@ -95,9 +95,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size)
         s.px->on_tick(*s.t, *s.h, s.now, *s.out);
         drain(s);
     }
-    // Let every timer run out: no setup may survive (a leak would fill the table).
-    // (on_tick advances the wheel at most 64 ms a call, as a worker calling it every loop does)
-    for (int k = 0; k < 2000; ++k) {
+    // Let every timer run out: no setup may survive (a leak would fill the table). The
+    // longest is Timer C, 180 s of ringing; on_tick advances the wheel at most 64 ms a call,
+    // as a worker calling it every loop does.
+    for (int k = 0; k < 4000; ++k) {
         s.now += 50;
         s.px->on_tick(*s.t, *s.h, s.now, *s.out);
         drain(s);
