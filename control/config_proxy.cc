@@ -1,0 +1,332 @@
+// Loads the proxy sections of sbc.toml: [[trunk]], [[region]], [[peer_group]], [[route]],
+// [retry], [limits] and [health], checking every reference by name. Control core only (also
+// sbcctl and tests); see config.cc for how problems are reported.
+#include "control/config_reader.h"
+
+namespace sbc::control::config_detail {
+
+void read_name(loader& l, table_reader& r, std::string& out)
+{
+    if (auto v = r.get_string("name", out); v && !is_plain_name(out))
+        l.error(line_of(*v), r.key("name"), "expected 1 to 64 letters, digits, '-', '_' or '.', got " + quoted(out));
+}
+
+// "a.b.c.d/n" (n 0..32, no host bits) or a plain address (a /32).
+std::optional<ipv4_prefix> parse_allow(std::string_view s, std::string& why)
+{
+    auto slash = s.find('/');
+    auto a = parse_ipv4(s.substr(0, slash));
+    if (!a) return std::nullopt;
+    if (slash == std::string_view::npos) return ipv4_prefix{*a, 32};
+    auto len = parse_decimal(s.substr(slash + 1), 2);
+    if (!len || *len > 32) return std::nullopt;
+    const ipv4_prefix p{*a, static_cast<uint8_t>(*len)};
+    if ((p.addr & ~prefix_mask(p.len)) != 0) {
+        why = "; it has host bits set: did you mean " + quoted(format_prefix({p.addr & prefix_mask(p.len), p.len})) + "?";
+        return std::nullopt;
+    }
+    return p;
+}
+
+void read_trunk(loader& l, const toml::table& t, const std::string& prefix, const name_index& interfaces,
+                trunk_config& tc)
+{
+    table_reader r(l, t, prefix);
+    tc.line = r.line();
+    r.require("name", "a name such as \"carrier-core\"");
+    r.require("interface", "the name of an [[interface]]");
+    r.require("allow", "an array of source prefixes allowed to send on this trunk, such as [\"198.18.0.2/32\"]");
+    read_name(l, r, tc.name);
+    interfaces.reference(l, r, "interface", tc.interface);
+    r.get_u16("port", tc.port, 1, 65535, "local UDP port");
+    std::vector<std::string> allow;
+    std::vector<const toml::node*> allow_nodes;
+    const toml::node* an = r.get("allow");
+    r.get_string_array("allow", allow, &allow_nodes);
+    if (an && an->is_array() && an->as_array()->empty())
+        l.error(line_of(*an), r.key("allow"),
+                "expected at least one source prefix; an empty list would drop every call (\"0.0.0.0/0\" allows anyone)");
+    for (std::size_t i = 0; i < allow.size(); ++i) {
+        std::string why;
+        if (auto p = parse_allow(allow[i], why))
+            tc.allow.push_back(*p);
+        else
+            l.error(line_of(*allow_nodes[i]), r.key("allow") + "[" + std::to_string(index_in(*an, allow_nodes[i])) + "]",
+                    "expected an address \"A.B.C.D\" or a prefix \"A.B.C.D/N\" with N 0..32, got " + quoted(allow[i]) +
+                        why);
+    }
+    r.finish();
+}
+
+void read_trunks(loader& l, const toml::node* n, const name_index& interfaces, std::vector<trunk_config>& out,
+                 name_index& names)
+{
+    const toml::array* arr = table_array(l, n, "trunk");
+    if (!arr) return;
+    std::map<std::pair<std::string, uint16_t>, std::size_t> by_local;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        const std::string prefix = "trunk[" + std::to_string(i) + "]";
+        const toml::table& t = *arr->get(i)->as_table();
+        trunk_config tc;
+        read_trunk(l, t, prefix, interfaces, tc);
+        names.add(l, t, i, tc.name, tc.line);
+        if (interfaces.find(tc.interface)) {
+            auto [it, fresh] = by_local.emplace(std::pair{tc.interface, tc.port}, i);
+            if (!fresh) {
+                const toml::node* pn = t.get("port");
+                l.error(pn ? line_of(*pn) : tc.line, prefix + ".port",
+                        "expected a port not used by another trunk on interface " + quoted(tc.interface) + "; trunk[" +
+                            std::to_string(it->second) + "] at line " + std::to_string(out[it->second].line) +
+                            " already listens on " + std::to_string(tc.port) +
+                            (pn ? "" : " (the default)"));
+            }
+        }
+        out.push_back(std::move(tc));
+    }
+}
+
+// "A.B.C.D:PORT" or "A.B.C.D" (port 5060).
+std::optional<std::pair<ipv4_addr, uint16_t>> parse_peer_address(std::string_view s)
+{
+    auto colon = s.find(':');
+    auto a = parse_ipv4(s.substr(0, colon));
+    if (!a) return std::nullopt;
+    if (colon == std::string_view::npos) return std::pair{*a, uint16_t{5060}};
+    auto p = parse_decimal(s.substr(colon + 1), 5);
+    if (!p || *p < 1 || *p > 65535) return std::nullopt;
+    return std::pair{*a, static_cast<uint16_t>(*p)};
+}
+
+struct peer_seen {
+    std::size_t region;
+    std::size_t peer;
+    int line;
+};
+
+void read_peer(loader& l, const toml::table& t, const std::string& prefix, peer_config& pc)
+{
+    table_reader r(l, t, prefix);
+    pc.line = r.line();
+    r.require("address", "\"A.B.C.D:PORT\" such as \"198.18.0.11:5060\"");
+    if (auto v = r.get_string("name", pc.name); v && !is_plain_name(pc.name))
+        l.error(line_of(*v), r.key("name"), "expected 1 to 64 letters, digits, '-', '_' or '.', got " + quoted(pc.name));
+    std::string text;
+    if (auto v = r.get_string("address", text)) {
+        if (auto a = parse_peer_address(text)) {
+            pc.address = a->first;
+            pc.port = a->second;
+        } else {
+            l.error(line_of(*v), r.key("address"),
+                    "expected \"A.B.C.D:PORT\" (port 1..65535) or \"A.B.C.D\" (port 5060), got " + quoted(text));
+        }
+    }
+    r.get_u16("priority", pc.priority, 0, 65535, "RFC 2782: lower first");
+    r.get_u16("weight", pc.weight, 0, 65535, "RFC 2782: share within a priority");
+    r.finish();
+}
+
+constexpr std::array<std::string_view, 2> probe_names{"options", "none"};
+
+void read_region(loader& l, const toml::table& t, const std::string& prefix, std::size_t index,
+                 const name_index& trunks, std::map<std::pair<ipv4_addr, uint16_t>, peer_seen>& addresses,
+                 std::map<std::string, peer_seen>& peer_names, region_config& rc)
+{
+    table_reader r(l, t, prefix);
+    rc.line = r.line();
+    r.require("name", "a name such as \"region1\"");
+    read_name(l, r, rc.name);
+    const toml::node* sn = r.get("srv");
+    if (auto v = r.get_string("srv", rc.srv)) {
+        constexpr std::string_view srv_prefix = "_sip._udp.";
+        if (rc.srv.size() <= srv_prefix.size() || rc.srv.compare(0, srv_prefix.size(), srv_prefix) != 0)
+            l.error(line_of(*v), r.key("srv"),
+                    "expected a DNS SRV name \"_sip._udp.<domain>\" such as \"_sip._udp.pstn.example.net\", got " +
+                        quoted(rc.srv));
+    }
+    const toml::node* pn = r.get("peers");
+    if (pn) {
+        const toml::array* arr = pn->as_array();
+        if (!arr || (!arr->empty() && !arr->is_array_of_tables())) {
+            l.error(line_of(*pn), r.key("peers"),
+                    "expected an array of tables such as [ { address = \"198.18.0.11:5060\", priority = 10, weight = 60 } ], got " +
+                        (arr ? std::string("an array of something else") : type_name(*pn)));
+        } else if (arr->empty()) {
+            l.error(line_of(*pn), r.key("peers"), "expected at least one peer, got an empty array");
+        } else {
+            for (std::size_t i = 0; i < arr->size(); ++i) {
+                const std::string pk = r.key("peers") + "[" + std::to_string(i) + "]";
+                const toml::table& pt = *arr->get(i)->as_table();
+                peer_config pc;
+                read_peer(l, pt, pk, pc);
+                const toml::node* an = pt.get("address");
+                if (an && an->is_string() && parse_peer_address(an->as_string()->get())) {
+                    auto [it, fresh] = addresses.emplace(std::pair{pc.address, pc.port}, peer_seen{index, i, pc.line});
+                    if (!fresh)
+                        l.error(line_of(*an), pk + ".address",
+                                "expected each peer once in the whole file; " + format_ipv4(pc.address) + ":" +
+                                    std::to_string(pc.port) + " is already region[" + std::to_string(it->second.region) +
+                                    "].peers[" + std::to_string(it->second.peer) + "] at line " +
+                                    std::to_string(it->second.line));
+                }
+                if (!pc.name.empty() && is_plain_name(pc.name)) {
+                    auto [it, fresh] = peer_names.emplace(pc.name, peer_seen{index, i, pc.line});
+                    if (!fresh)
+                        l.error(line_of(*pt.get("name")), pk + ".name",
+                                "expected a unique peer name; " + quoted(pc.name) + " is already used by region[" +
+                                    std::to_string(it->second.region) + "].peers[" + std::to_string(it->second.peer) +
+                                    "] at line " + std::to_string(it->second.line));
+                }
+                rc.peers.push_back(std::move(pc));
+            }
+        }
+    }
+    if (!sn && !pn)
+        l.error(rc.line, r.key("peers"),
+                "missing; expected a static list peers = [ { address = \"198.18.0.11:5060\" } ] or "
+                "srv = \"_sip._udp.<domain>\"");
+    if (sn && pn)
+        l.error(line_of(*sn), r.key("srv"), "expected either srv or peers, not both; remove one");
+    r.get_choice("probe", probe_names, rc.probe);
+    trunks.reference(l, r, "trunk", rc.trunk);
+    r.finish();
+}
+
+void read_regions(loader& l, const toml::node* n, const name_index& trunks, std::vector<region_config>& out,
+                  name_index& names)
+{
+    const toml::array* arr = table_array(l, n, "region");
+    if (!arr) return;
+    std::map<std::pair<ipv4_addr, uint16_t>, peer_seen> addresses;
+    std::map<std::string, peer_seen> peer_names;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        const toml::table& t = *arr->get(i)->as_table();
+        region_config rc;
+        read_region(l, t, "region[" + std::to_string(i) + "]", i, trunks, addresses, peer_names, rc);
+        names.add(l, t, i, rc.name, rc.line);
+        out.push_back(std::move(rc));
+    }
+    if (!out.empty() && trunks.empty())
+        l.error(out[0].line, "trunk",
+                "missing; expected at least one [[trunk]]: calls to the peers of [[region]]s leave from a trunk");
+}
+
+constexpr std::array<std::string_view, 4> selector_names{"srv", "round_robin", "least_calls", "hash_call_id"};
+
+void read_peer_groups(loader& l, const toml::node* n, const name_index& regions, std::vector<peer_group_config>& out,
+                      name_index& names)
+{
+    const toml::array* arr = table_array(l, n, "peer_group");
+    if (!arr) return;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        const toml::table& t = *arr->get(i)->as_table();
+        table_reader r(l, t, "peer_group[" + std::to_string(i) + "]");
+        peer_group_config g;
+        g.line = r.line();
+        r.require("name", "a name such as \"cloud-voice\"");
+        r.require("regions", "an array of [[region]] names, local region first, such as [\"region1\", \"region2\"]");
+        read_name(l, r, g.name);
+        const toml::node* rn = r.get("regions");
+        std::vector<const toml::node*> region_nodes;
+        r.get_string_array("regions", g.regions, &region_nodes);
+        if (rn && rn->is_array() && rn->as_array()->empty())
+            l.error(line_of(*rn), r.key("regions"), "expected at least one region name, got an empty array");
+        for (std::size_t k = 0; k < g.regions.size(); ++k) {
+            const toml::node& e = *region_nodes[k];
+            const std::string ek = r.key("regions") + "[" + std::to_string(index_in(*rn, &e)) + "]";
+            if (!regions.find(g.regions[k]))
+                l.error(line_of(e), ek, "no region named " + quoted(g.regions[k]) + regions.known());
+            else if (std::find(g.regions.begin(), g.regions.begin() + static_cast<std::ptrdiff_t>(k), g.regions[k]) !=
+                     g.regions.begin() + static_cast<std::ptrdiff_t>(k))
+                l.error(line_of(e), ek, "expected each region once, got " + quoted(g.regions[k]) + " again");
+        }
+        r.get_choice("selector", selector_names, g.selector);
+        r.finish();
+        names.add(l, t, i, g.name, g.line);
+        out.push_back(std::move(g));
+    }
+}
+
+constexpr std::array<std::string_view, 4> field_names{"ruri_user", "from_user", "to_user", "trunk"};
+
+void read_routes(loader& l, const toml::node* n, const name_index& groups, std::vector<route_config>& out,
+                 int& default_route)
+{
+    const toml::array* arr = table_array(l, n, "route");
+    if (!arr) return;
+    name_index names("route");
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        const toml::table& t = *arr->get(i)->as_table();
+        table_reader r(l, t, "route[" + std::to_string(i) + "]");
+        route_config rc;
+        rc.line = r.line();
+        r.require("name", "a name such as \"default\"");
+        r.require("peer_group", "the name of a [[peer_group]]");
+        read_name(l, r, rc.name);
+        if (auto m = r.typed<toml::table>("match", "an inline table such as { field = \"ruri_user\", pattern = \"^\\\\+1\" }")) {
+            rc.has_match = true;
+            rc.pattern_line = line_of(*m);
+            table_reader mr(l, *m, r.key("match"));
+            mr.require("field", "\"ruri_user\", \"from_user\", \"to_user\" or \"trunk\"");
+            mr.require("pattern", "a Hyperscan expression such as \"^\\\\+4420\"");
+            mr.get_choice("field", field_names, rc.field);
+            if (auto v = mr.get_string("pattern", rc.pattern); v && rc.pattern.empty())
+                l.error(line_of(*v), mr.key("pattern"),
+                        "expected a non-empty expression (\".*\" matches everything; a route without match is the default)");
+            mr.finish();
+        } else if (!t.contains("match")) {
+            if (default_route >= 0)
+                l.error(rc.line, r.key("match"),
+                        "missing; route[" + std::to_string(default_route) + "] at line " +
+                            std::to_string(out[static_cast<std::size_t>(default_route)].line) +
+                            " is already the default route (the one without match); give this one a match");
+            else
+                default_route = static_cast<int>(i);
+        }
+        groups.reference(l, r, "peer_group", rc.peer_group);
+        r.finish();
+        names.add(l, t, i, rc.name, rc.line);
+        out.push_back(std::move(rc));
+    }
+}
+
+void read_retry(loader& l, const toml::table& t, retry_config& rc)
+{
+    table_reader r(l, t, "retry");
+    r.get_codes("codes", rc.codes, 400, 699);
+    r.get_uint("no_response_ms", rc.no_response_ms, 100, 32000, "milliseconds");
+    r.get_bool("after_provisional", rc.after_provisional);
+    r.get_uint("max_attempts", rc.max_attempts, 1, 16, "peers tried per call");
+    r.get_uint("retry_after_s", rc.retry_after_s, 0, 86400, "seconds");
+    r.finish();
+}
+
+void read_limits(loader& l, const toml::table& t, limits_config& lc)
+{
+    table_reader r(l, t, "limits");
+    r.get_uint("transactions_per_worker", lc.transactions_per_worker, 1024, 4194304, "");
+    r.get_uint("dialogs_per_worker", lc.dialogs_per_worker, 1024, 4194304, "");
+    r.finish();
+}
+
+void read_health(loader& l, const toml::table& t, health_config& h)
+{
+    table_reader r(l, t, "health");
+    r.get_uint("options_interval_ms", h.options_interval_ms, 100, 600000, "milliseconds");
+    r.get_uint("options_timeout_ms", h.options_timeout_ms, 50, 60000, "milliseconds");
+    r.get_uint("down_after", h.down_after, 1, 100, "consecutive failed probes");
+    r.get_uint("up_after", h.up_after, 1, 100, "consecutive good probes");
+    r.get_codes("accepted_codes", h.accepted_codes, 100, 699);
+    r.get_uint("passive_down_after", h.passive_down_after, 1, 100, "consecutive failed calls");
+    r.get_uint("retest_interval_ms", h.retest_interval_ms, 1000, 3600000, "milliseconds");
+    if (h.options_timeout_ms > h.options_interval_ms) {
+        const toml::node* n = t.get("options_timeout_ms");
+        if (!n) n = t.get("options_interval_ms");
+        l.error(n ? line_of(*n) : r.line(), r.key("options_timeout_ms"),
+                "expected at most options_interval_ms (" + std::to_string(h.options_interval_ms) + "), got " +
+                    std::to_string(h.options_timeout_ms));
+    }
+    r.finish();
+}
+
+
+}  // namespace sbc::control::config_detail
