@@ -52,8 +52,8 @@ void frag_stage(worker& w, const snapshot& snap, l4_bursts& io) noexcept;
 /// Answers echo requests; turns destination-unreachable into events; drops the rest.
 void icmp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 
-/// Validates UDP length and checksum, then hands datagrams to their service (none yet:
-/// counted as udp_port_closed).
+/// Validates UDP length and checksum, then hands datagrams to the SIP stage when they are for a
+/// trunk's address and port (sip_stage.cc); anything else is counted as udp_port_closed.
 void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 
 /// Drops a whole sub-burst for one reason (counted once).
