@@ -304,6 +304,17 @@ void control_loop::fill_sip(stats_report& r) const
         s.setups_active += w->proxy->stats().setups_active.load(std::memory_order_relaxed);
         s.dialogs_active += w->proxy->stats().dialogs_active.load(std::memory_order_relaxed);
     }
+    auto sum_by = [&](auto field, std::size_t i) {
+        uint64_t v = 0;
+        for (const auto& w : rt_.workers)
+            if (w->proxy) v += (w->proxy->stats().*field)[i].load(std::memory_order_relaxed);
+        return v;
+    };
+    for (std::size_t i = 0; i < tables_->trunks.size() && i < sip::proxy_stats::max_counted; ++i)
+        s.invites_by_trunk.push_back({tables_->trunks[i].name, sum_by(&sip::proxy_stats::invites_by_trunk, i)});
+    for (std::size_t i = 0; i < tables_->routes.size() && i < sip::proxy_stats::max_counted; ++i)
+        s.invites_by_route.push_back({tables_->routes[i].name, sum_by(&sip::proxy_stats::invites_by_route, i)});
+    s.invites_by_route.push_back({"(none)", sum_by(&sip::proxy_stats::invites_by_route, sip::proxy_stats::max_counted)});
     for (const auto& p : tables_->peers) {
         peer_report pr;
         pr.name = p.name;

@@ -80,6 +80,11 @@ json to_json(const sip_report& r)
                          {"failures", f}});
     }
     j["peers"] = peers;
+    json trunks = json::object(), routes = json::object();
+    for (const auto& t : r.invites_by_trunk) trunks[t.name] = t.count;
+    for (const auto& t : r.invites_by_route) routes[t.name] = t.count;
+    j["invites_by_trunk"] = trunks;
+    j["invites_by_route"] = routes;
     return j;
 }
 
@@ -96,6 +101,11 @@ std::string sip_prometheus(const sip_report& r)
       << r.dialogs_active << "\n";
     o << "# HELP sbc_call_setups_active Calls being set up.\n# TYPE sbc_call_setups_active gauge\nsbc_call_setups_active "
       << r.setups_active << "\n";
+    o << "# HELP sbc_trunk_invites_total New calls offered on the trunk.\n# TYPE sbc_trunk_invites_total counter\n";
+    for (const auto& t : r.invites_by_trunk) o << "sbc_trunk_invites_total{trunk=\"" << escape(t.name) << "\"} " << t.count << "\n";
+    o << "# HELP sbc_route_invites_total New calls by the route they took (route=\"(none)\": no route, 404).\n"
+         "# TYPE sbc_route_invites_total counter\n";
+    for (const auto& t : r.invites_by_route) o << "sbc_route_invites_total{route=\"" << escape(t.name) << "\"} " << t.count << "\n";
     o << "# HELP sbc_peer_up 1 when the peer takes new calls.\n# TYPE sbc_peer_up gauge\n";
     for (const auto& p : r.peers)
         o << "sbc_peer_up{peer=\"" << escape(p.name) << "\",region=\"" << escape(p.region) << "\"} "
@@ -152,6 +162,10 @@ std::string render_sip_stats_text(const json& j)
     const json counters = s.contains("counters") ? s["counters"] : json::object();
     for (const auto& [k, v] : counters.items())
         rows.push_back({k, std::to_string(v.is_number_unsigned() ? v.get<uint64_t>() : 0)});
+    const json trunks = s.contains("invites_by_trunk") ? s["invites_by_trunk"] : json::object();
+    for (const auto& [k, v] : trunks.items()) rows.push_back({"new calls on trunk " + k, std::to_string(v.is_number_unsigned() ? v.get<uint64_t>() : 0)});
+    const json routes = s.contains("invites_by_route") ? s["invites_by_route"] : json::object();
+    for (const auto& [k, v] : routes.items()) rows.push_back({"new calls by route " + k, std::to_string(v.is_number_unsigned() ? v.get<uint64_t>() : 0)});
     rows.push_back({"calls established now", std::to_string(u(s, "dialogs_active"))});
     rows.push_back({"calls being set up now", std::to_string(u(s, "setups_active"))});
     return "\n" + table(rows);

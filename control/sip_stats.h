@@ -27,6 +27,11 @@ struct peer_report {
     std::array<uint64_t, 5> failures{};  ///< 4xx, 5xx, 6xx, timeout, icmp
 };
 
+struct named_count {
+    std::string name;
+    uint64_t count = 0;
+};
+
 struct sip_report {
     bool enabled = false;  ///< the config has trunks and routes
     std::vector<std::pair<std::string, uint64_t>> counters;  ///< proxy counters by name, summed
@@ -34,6 +39,8 @@ struct sip_report {
     uint64_t setups_active = 0;
     uint64_t dialogs_active = 0;
     std::vector<peer_report> peers;
+    std::vector<named_count> invites_by_trunk;  ///< new calls offered on each trunk
+    std::vector<named_count> invites_by_route;  ///< new calls that took each route ("(none)": 404)
 };
 
 nlohmann::json to_json(const sip_report& r);

@@ -31,6 +31,11 @@ void bump(std::atomic<uint32_t>& a, int d)
     a.store(static_cast<uint32_t>(static_cast<int>(a.load(std::memory_order_relaxed)) + d), std::memory_order_relaxed);
 }
 
+void bump64(std::atomic<uint64_t>& a)
+{
+    a.store(a.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
@@ -55,6 +60,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arriva
             return;
         }
         stats_->add(proxy_counter::invites);
+        if (a.trunk < proxy_stats::max_counted) bump64(stats_->invites_by_trunk[a.trunk]);
         if (h.draining()) {
             // Draining for a rolling update: existing calls go on, new ones go elsewhere.
             stats_->add(proxy_counter::refused_draining);
@@ -72,6 +78,10 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arriva
         route = t.matcher->match(worker_, values);
     }
     if (route < 0) route = t.default_route;
+    if (is_invite)
+        bump64(stats_->invites_by_route[route >= 0 && static_cast<std::size_t>(route) < proxy_stats::max_counted
+                                            ? static_cast<std::size_t>(route)
+                                            : proxy_stats::max_counted]);
     if (route < 0 || static_cast<std::size_t>(route) >= t.routes.size()) {
         stats_->add(proxy_counter::no_route);
         respond(a, 404, "Not Found (no route)", out);

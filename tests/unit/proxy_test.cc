@@ -424,3 +424,15 @@ TEST(proxy, while_draining_new_calls_get_503_and_calls_in_progress_go_on)
     probe = hx.deliver(options, caller);
     EXPECT_EQ(probe[0]->text.rfind("SIP/2.0 200", 0), 0u);
 }
+
+TEST(proxy, new_calls_are_counted_by_trunk_and_by_route)
+{
+    harness hx;
+    hx.deliver(invite("t1"), caller);
+    hx.deliver(invite("t2", "z9hG4bK-t2"), caller);
+    EXPECT_EQ(hx.px.stats().invites_by_trunk[0].load(), 2u);
+    EXPECT_EQ(hx.px.stats().invites_by_route[0].load(), 2u) << "the default route";
+    hx.t->default_route = -1;
+    hx.deliver(invite("t3", "z9hG4bK-t3"), caller);
+    EXPECT_EQ(hx.px.stats().invites_by_route[proxy_stats::max_counted].load(), 1u) << "no route";
+}
