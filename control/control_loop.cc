@@ -224,6 +224,34 @@ nlohmann::json control_loop::handle(const nlohmann::json& request)
                      static_cast<unsigned long long>(generation_.load()));
         return {{"ok", true}, {"generation", generation_.load()}};
     }
+    if (cmd == "peer") {
+        // Operator's word on one peer: drain (no new calls, calls up go on), disable (out of
+        // service), and their undo. A bit in the peer's health word: every worker sees it at
+        // its next call, no snapshot.
+        const std::string action = request.value("action", "");
+        const std::string name = request.value("name", "");
+        uint32_t bit = 0;
+        bool set = true;
+        if (action == "drain" || action == "undrain") bit = sip::peer_state::draining, set = action == "drain";
+        else if (action == "disable" || action == "enable") bit = sip::peer_state::disabled, set = action == "disable";
+        else return {{"ok", false}, {"error", "peer: unknown action '" + action + "' (drain, undrain, disable, enable)"}};
+        if (!tables_) return {{"ok", false}, {"error", "no peers configured"}};
+        std::string known;
+        for (const auto& p : tables_->peers) {
+            if (p.name != name) {
+                if (known.size() < 300) known += (known.empty() ? "" : ", ") + p.name;
+                continue;
+            }
+            auto& w = rt_.shared->peer_health.word[p.id];
+            const uint32_t old = w.load(std::memory_order_relaxed);
+            w.store(set ? (old | bit) : (old & ~bit), std::memory_order_relaxed);
+            std::fprintf(stderr, "sbcd: peer %s: %s by the operator\n", name.c_str(), action.c_str());
+            nlohmann::json j = to_json(report());
+            j["ok"] = true;
+            return j;
+        }
+        return {{"ok", false}, {"error", "no peer named '" + name + "' (known: " + known + ")"}};
+    }
     if (cmd == "drain") {
         // No new calls from now on; sbcd exits when the last call ends or at the deadline.
         const uint64_t timeout_s = request.value("timeout_s", uint64_t{600});
@@ -243,7 +271,7 @@ nlohmann::json control_loop::handle(const nlohmann::json& request)
         j["ok"] = true;
         return j;
     }
-    return {{"ok", false}, {"error", "unknown command '" + cmd + "' (known: status, stats, calls, peers, drain, reload)"}};
+    return {{"ok", false}, {"error", "unknown command '" + cmd + "' (known: status, stats, calls, peers, peer, drain, reload)"}};
 }
 
 stats_report control_loop::report() const

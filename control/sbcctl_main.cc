@@ -180,6 +180,22 @@ int cmd_drain(const options& o, std::span<const std::string> args)
     return exit_daemon;
 }
 
+int cmd_peer(const options& o, std::span<const std::string> args)
+{
+    if (args.size() != 2) throw usage_error{"peer takes an action (drain, undrain, disable, enable) and a peer name"};
+    const std::string& action = args[0];
+    if (action != "drain" && action != "undrain" && action != "disable" && action != "enable")
+        throw usage_error{"peer: unknown action '" + action + "' (drain, undrain, disable, enable)"};
+    auto r = ask(o, {{"cmd", "peer"}, {"action", action}, {"name", args[1]}});
+    if (!r) return exit_daemon;
+    if (o.json) {
+        std::cout << r->dump() << "\n";
+        return exit_ok;
+    }
+    std::cout << ctl::render_peers_text(*r);
+    return exit_ok;
+}
+
 int cmd_reload(const options& o, std::span<const std::string> args)
 {
     no_args("reload", args);
@@ -209,6 +225,10 @@ constexpr command commands[] = {
      "the calls up finish; sbcd exits 0 when none is left or after S seconds (default 600). --wait returns "
      "only once sbcd has exited: use it as a Kubernetes preStop hook",
      cmd_drain},
+    {"peer", "drain|undrain|disable|enable NAME",
+     "take one peer out of rotation or put it back (NAME as `sbcctl peers` shows it): drain stops new calls to it "
+     "while its calls up go on; disable takes it out of service; undrain and enable undo them",
+     cmd_peer},
     {"reload", "", "re-read the config file, validate it and publish it to the workers without stopping calls; "
                    "a file with problems is refused with every problem listed and the running config stays "
                    "(also on SIGHUP). Interfaces, workers and the control addresses need a restart",

@@ -7,7 +7,7 @@ sip_up
 peer 198.18.1.11 uas.xml
 # One long call (4 s), in the background.
 sipp_uac_start "$DIR/long" 1 1 40 uac.xml -s 1000 -d 4000
-long_pid=$SIPP_PID
+long_wrap=$SIPP_WRAP_PID
 for _ in $(seq 1 50); do [ "$(sip_stat dialogs_active)" = 1 ] && break; sleep 0.1; done
 [ "$(sip_stat dialogs_active)" = 1 ] || fail "the long call did not come up"
 start=$(date +%s.%N)
@@ -26,7 +26,7 @@ wait "$drain_pid"; rc=$?
 elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 [ "$rc" -eq 0 ] || { cat "$DIR/drain.out" >&2; fail "drain --wait exited $rc"; }
 grep -q "sbcd has stopped" "$DIR/drain.out" || { cat "$DIR/drain.out" >&2; fail "drain --wait did not see sbcd stop"; }
-sipp_uac_wait "$long_pid" || true
+wait "$long_wrap" || true
 read -r ok failed < <(sipp_counts "$DIR/long")
 [ "$ok" -eq 1 ] || fail "the call that was up when the drain started did not complete ($ok ok, $failed failed)"
 for _ in $(seq 1 50); do kill -0 "$SBCD_PID" 2>/dev/null || break; sleep 0.1; done
