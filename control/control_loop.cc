@@ -191,8 +191,8 @@ void control_loop::drain_events(uint64_t now)
             case dataplane::event_kind::neighbour_seen: neighbours_.seen(e.iface, e.ip, e.mac, now); break;
             case dataplane::event_kind::neighbour_needed: neighbours_.needed(e.iface, e.ip, now); break;
             case dataplane::event_kind::icmp_unreachable:
-                // The proxy (a later stage) fails calls over on these; for now they are counted.
-                icmp_.unreachable.fetch_add(1, std::memory_order_relaxed);
+                // The owner worker's proxy has already moved the call on; this is for operators.
+                ++icmp_unreachable_;
                 break;
             case dataplane::event_kind::peer_failed:
             case dataplane::event_kind::peer_answered: {
@@ -310,6 +310,7 @@ stats_report control_loop::report() const
         r.workers.push_back(ws);
     }
     r.neighbours = rt_.shared->neighbours.entries().size();
+    r.icmp_unreachable = icmp_unreachable_;
     fill_sip(r);
     return r;
 }

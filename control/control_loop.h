@@ -28,10 +28,6 @@ extern std::atomic<bool> stop_requested;
 /// Set from a signal handler (SIGHUP): re-read the config file and publish it.
 extern std::atomic<bool> reload_requested;
 
-struct icmp_counters {
-    std::atomic<uint64_t> unreachable{0};
-};
-
 class control_loop {
 public:
     control_loop(config cfg, dataplane::dataplane_runtime& rt);
@@ -70,7 +66,7 @@ private:
     std::atomic<uint64_t> generation_{0};
     std::atomic<int> state_{0};  ///< 0 starting, 1 running, 2 draining
     uint64_t drain_deadline_ms_ = 0;
-    icmp_counters icmp_;
+    uint64_t icmp_unreachable_ = 0;  ///< control core only
     std::chrono::steady_clock::time_point started_;
     bool config_refused_ = false;
     peer_ids ids_;

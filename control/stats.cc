@@ -211,6 +211,7 @@ json to_json(const stats_report& r)
                 {"snapshot_generation", r.snapshot_generation},
                 {"tsc_hz", r.tsc_hz},
                 {"neighbours", r.neighbours},
+                {"icmp_unreachable", r.icmp_unreachable},
                 {"interfaces", ifs},
                 {"workers", ws},
                 {"total", to_json(r.total)},
@@ -234,6 +235,9 @@ std::string to_prometheus(const stats_report& r)
     w.sample("", r.tsc_hz);
     w.family("neighbours", "gauge", "Entries in the ARP neighbour table.");
     w.sample("", r.neighbours);
+    w.family("icmp_unreachable_total", "counter",
+             "ICMP destination-unreachable received about datagrams we sent (peers whose port or host is gone).");
+    w.sample("", r.icmp_unreachable);
 
     w.family("interface_link_up", "gauge", "1 when the interface's link is up.");
     for (const auto& i : r.interfaces) w.sample(labels({{"interface", i.name}}), uint64_t{i.link_up});

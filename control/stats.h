@@ -45,6 +45,7 @@ struct stats_report {
     std::vector<worker_status> workers;
     dataplane::counters_view total;
     uint64_t neighbours = 0;
+    uint64_t icmp_unreachable = 0;  ///< ICMP destination-unreachable received about our datagrams
     sip_report sip;
 };
 

@@ -29,11 +29,8 @@ uint16_t cksum_mbuf(const rte_mbuf* m, uint32_t off, uint32_t len) noexcept
 
 void report_unreachable(worker& w, uint16_t iface, const rte_ipv4_hdr* ip, const uint8_t* icmp, uint32_t len) noexcept
 {
-    // ICMP header (8) + the original IP header + at least 8 bytes of its payload (RFC 792).
-    if (len < 8 + sizeof(rte_ipv4_hdr) + 8) return;
-    const auto* orig = reinterpret_cast<const rte_ipv4_hdr*>(icmp + 8);
-    const uint32_t orig_ihl = (orig->version_ihl & 0xfu) * 4u;
-    if (orig_ihl < sizeof(rte_ipv4_hdr) || len < 8 + orig_ihl + 8) return;
+    icmp_quote q;
+    if (!read_icmp_quote(icmp, len, q)) return;
     event e{};
     e.kind = event_kind::icmp_unreachable;
     e.worker = static_cast<uint8_t>(w.id);
@@ -41,17 +38,34 @@ void report_unreachable(worker& w, uint16_t iface, const rte_ipv4_hdr* ip, const
     e.ip = rte_be_to_cpu_32(ip->src_addr);
     e.icmp_type = icmp[0];
     e.icmp_code = icmp[1];
-    e.orig_dst = rte_be_to_cpu_32(orig->dst_addr);
-    e.orig_proto = orig->next_proto_id;
-    if (orig->next_proto_id == IPPROTO_UDP) {
-        const auto* udp = reinterpret_cast<const rte_udp_hdr*>(icmp + 8 + orig_ihl);
-        e.orig_src_port = rte_be_to_cpu_16(udp->src_port);
-        e.orig_dst_port = rte_be_to_cpu_16(udp->dst_port);
-    }
+    e.orig_dst = q.dst;
+    e.orig_proto = q.proto;
+    e.orig_src_port = q.src_port;
+    e.orig_dst_port = q.dst_port;
     post_event(w, e);
 }
 
 }  // namespace
+
+bool read_icmp_quote(const uint8_t* icmp, uint32_t len, icmp_quote& q) noexcept
+{
+    // ICMP header (8) + the original IP header + at least 8 bytes of its payload (RFC 792).
+    if (len < 8 + sizeof(rte_ipv4_hdr) + 8) return false;
+    const auto* orig = reinterpret_cast<const rte_ipv4_hdr*>(icmp + 8);
+    const uint32_t ihl = (orig->version_ihl & 0xfu) * 4u;
+    if (ihl < sizeof(rte_ipv4_hdr) || len < 8 + ihl + 8) return false;
+    q.src = rte_be_to_cpu_32(orig->src_addr);
+    q.dst = rte_be_to_cpu_32(orig->dst_addr);
+    q.proto = orig->next_proto_id;
+    if (q.proto == IPPROTO_UDP) {
+        const auto* udp = reinterpret_cast<const rte_udp_hdr*>(icmp + 8 + ihl);
+        q.src_port = rte_be_to_cpu_16(udp->src_port);
+        q.dst_port = rte_be_to_cpu_16(udp->dst_port);
+        const uint32_t at = 8 + ihl + static_cast<uint32_t>(sizeof(rte_udp_hdr));
+        q.payload = {reinterpret_cast<const char*>(icmp) + at, len - at};
+    }
+    return true;
+}
 
 void icmp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
 {

@@ -249,17 +249,12 @@ bool parse_unreachable(const snapshot& snap, const rte_mbuf* m, quoted_sip& q) n
 {
     const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
     const uint32_t len = rte_be_to_cpu_16(ip->total_length) - m->l3_len;
-    const auto* icmp = rte_pktmbuf_mtod_offset(m, const uint8_t*, m->l2_len + m->l3_len);
-    if (len < 8 + sizeof(rte_ipv4_hdr) + sizeof(rte_udp_hdr)) return false;
-    const auto* orig = reinterpret_cast<const rte_ipv4_hdr*>(icmp + 8);
-    const uint32_t ihl = (orig->version_ihl & 0xfu) * 4u;
-    if (orig->next_proto_id != IPPROTO_UDP || ihl < sizeof(rte_ipv4_hdr) || len < 8 + ihl + sizeof(rte_udp_hdr))
+    icmp_quote iq;
+    if (!read_icmp_quote(rte_pktmbuf_mtod_offset(m, const uint8_t*, m->l2_len + m->l3_len), len, iq) ||
+        iq.proto != IPPROTO_UDP || snap.proxy->find_trunk(iq.src, iq.src_port) < 0)
         return false;
-    const auto* udp = reinterpret_cast<const rte_udp_hdr*>(icmp + 8 + ihl);
-    if (snap.proxy->find_trunk(rte_be_to_cpu_32(orig->src_addr), rte_be_to_cpu_16(udp->src_port)) < 0) return false;
-    const uint32_t at = 8 + ihl + static_cast<uint32_t>(sizeof(rte_udp_hdr));
-    q.quoted = {reinterpret_cast<const char*>(icmp) + at, len - at};
-    q.to = {rte_be_to_cpu_32(orig->dst_addr), rte_be_to_cpu_16(udp->dst_port)};
+    q.quoted = iq.payload;
+    q.to = {iq.dst, iq.dst_port};
     const std::size_t b = q.quoted.find(sip::branch_stateful);
     sip::txn_id id;
     if (b == std::string_view::npos || !sip::read_branch(q.quoted.substr(b, sip::branch_stateful_len), id))

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include <rte_mbuf.h>
 
@@ -55,6 +56,20 @@ void icmp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 /// Validates UDP length and checksum, then hands datagrams to the SIP stage when they are for a
 /// trunk's address and port (sip_stage.cc); anything else is counted as udp_port_closed.
 void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
+
+/// The datagram an ICMP error quotes (RFC 792: its IPv4 header and at least 8 bytes after it).
+struct icmp_quote {
+    uint32_t src = 0;             ///< host order
+    uint32_t dst = 0;
+    uint8_t proto = 0;
+    uint16_t src_port = 0;        ///< UDP only
+    uint16_t dst_port = 0;
+    std::string_view payload;     ///< what is quoted after the UDP header (UDP only)
+};
+
+/// Reads the quote of the ICMP message at `icmp` (`len` bytes, header included); false when
+/// it is too short to hold one.
+bool read_icmp_quote(const uint8_t* icmp, uint32_t len, icmp_quote& q) noexcept;
 
 /// Drops a whole sub-burst for one reason (counted once).
 void drop_all(worker& w, sub_burst& b, drop_reason r) noexcept;

@@ -12,4 +12,7 @@ read -r p50 p99 n < <(sipp_rtt_pcts "$DIR/c"); note "setup p50=$p50 max=$p99 ms 
 awk -v m="$p99" 'BEGIN { exit !(m < 500) }' || fail "setup took up to $p99 ms, expected < 500 ms (ICMP retries at once)"
 r=$(sip_stat retries_icmp); note "retries_icmp=$r"
 [ "$r" = missing ] || [ "$r" -ge 2 ] || fail "retries_icmp=$r, expected at least 2"
+u=$(need_stat icmp_unreachable)
+[ "$u" -ge 2 ] || fail "icmp_unreachable=$u in sbcctl stats, expected at least 2"
+curl -sf "http://$HTTP/metrics" | grep -qE '^sbc_icmp_unreachable_total [1-9]' || fail "/metrics does not count ICMP unreachable"
 echo "ok: closed port skipped on ICMP in ${p99} ms at most"
