@@ -5,6 +5,7 @@
 #include "sip-fastpath/proxy_ids.h"
 #include "sip-fastpath/proxy_internal.h"
 #include "sip-fastpath/sip_editor.h"
+#include "sip-fastpath/sip_numbers.h"
 #include "sip-fastpath/sip_response.h"
 #include "sip-fastpath/sip_verdict.h"
 
@@ -127,10 +128,7 @@ void proxy::release(uint32_t slot) noexcept
     while (*link != none_slot && *link != slot) link = &setups_[*link].hnext;
     if (*link == slot) *link = s.hnext;
     timers_.cancel(slot);
-    if (s.peer_id != no_peer) {
-        auto& a = stats_->active_by_peer[s.peer_id];
-        a.store(a.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-    }
+    if (s.peer_id != no_peer) bump(stats_->active_by_peer[s.peer_id], -1);
     s.state = setup_state::free;
     free_[n_free_++] = slot;
     stats_->setups_active.store(n_setups_ - n_free_, std::memory_order_relaxed);
@@ -257,7 +255,7 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const arriva
         break;
     case method::cancel: on_cancel(a, out); return;
     case method::ack: {
-        const uint32_t s = find_setup(hash_bytes(m.text(m.top_via.branch)) ^ (uint64_t{a.src.ip} << 16 | a.src.port));
+        const uint32_t s = find_setup(upstream_key(m, a.src));
         if (s != none_slot && setups_[s].state == setup_state::completed) {
             setup& st = setups_[s];
             st.state = setup_state::lingering;
@@ -284,8 +282,7 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const arriva
         respond(a, 481, {}, out);
         return;
     }
-    // Other requests outside a dialog: routed like INVITE, forwarded statelessly once.
-    new_invite(t, h, a, out);
+    forward_out_of_dialog(t, h, a, out);
 }
 
 bool proxy::forward_in_dialog(const proxy_tables&, const arrival& a, outbox& out) noexcept
@@ -327,7 +324,7 @@ bool proxy::forward_in_dialog(const proxy_tables&, const arrival& a, outbox& out
         return true;
     }
     stats_->add(proxy_counter::in_dialog);
-    if (m.req_method == method::bye) dialog_bye(hash_bytes(m.call_id()), a.now_ms);
+    if (m.req_method == method::bye) dialog_bye_seen(hash_bytes(m.call_id()), a.now_ms);
     out_datagram* d = out.next();
     if (d == nullptr) {
         stats_->add(proxy_counter::outbox_full);
@@ -336,13 +333,10 @@ bool proxy::forward_in_dialog(const proxy_tables&, const arrival& a, outbox& out
     // Our Via: a stateless branch derived from the incoming one, and where to send the
     // response back (the request's source, which also covers callers behind NAT).
     char branch[32];
-    char* b = branch;
-    std::memcpy(b, branch_stateless.data(), branch_stateless.size());
-    b += branch_stateless.size();
-    b = put_hex(b, worker_, 2);
-    b = put_hex(b, hash_bytes(m.text(m.top_via.branch)) ^ (uint64_t{a.src.ip} << 16 | a.src.port), 12);
+    const std::size_t branch_len =
+        write_stateless_branch(branch, upstream_key(m, a.src));
     char via[160];
-    const std::size_t via_len = write_via(via, a.local, std::string_view(branch, static_cast<std::size_t>(b - branch)), a.src);
+    const std::size_t via_len = write_via(via, a.local, std::string_view(branch, branch_len), a.src);
     edits e;
     e.pop_route = true;
     e.decrement_max_forwards = true;
@@ -351,6 +345,16 @@ bool proxy::forward_in_dialog(const proxy_tables&, const arrival& a, outbox& out
     if (!r.ok()) return true;
     out.commit(a.local, next, r.len);
     return true;
+}
+
+std::size_t proxy::write_stateless_branch(char* out, uint64_t key) const noexcept
+{
+    char* p = out;
+    std::memcpy(p, branch_stateless.data(), branch_stateless.size());
+    p += branch_stateless.size();
+    p = put_hex(p, worker_, 2);
+    p = put_hex(p, key, 12);
+    return static_cast<std::size_t>(p - out);
 }
 
 std::size_t proxy::write_via(char* out, endpoint local, std::string_view branch, endpoint src) noexcept
@@ -363,15 +367,7 @@ std::size_t proxy::write_via(char* out, endpoint local, std::string_view branch,
     put("SIP/2.0/UDP ");
     p = put_ipv4(p, local.ip);
     *p++ = ':';
-    char port[8];
-    char* e = port + sizeof port;
-    char* q = e;
-    uint32_t v = local.port;
-    do {
-        *--q = static_cast<char>('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    put(std::string_view(q, static_cast<std::size_t>(e - q)));
+    p += write_uint(p, local.port);
     put(";branch=");
     put(branch);
     put(";sbc-src=");
@@ -406,7 +402,7 @@ bool proxy::relay_by_via(const arrival& a, outbox& out) noexcept
     if (!r.ok()) return true;
     out.commit(a.local, endpoint{static_cast<uint32_t>(ip), static_cast<uint16_t>(port)}, r.len);
     stats_->add(proxy_counter::relayed_stateless);
-    if (m.cseq_method == method::bye && m.status >= 200) dialog_bye(hash_bytes(m.call_id()), 0);
+    if (m.cseq_method == method::bye && m.status >= 200) dialog_end(hash_bytes(m.call_id()));
     return true;
 }
 
@@ -445,44 +441,37 @@ void proxy::on_tick(const proxy_tables& t, const peer_health& h, uint64_t now_ms
         now_ms,
         [&](uint32_t slot) {
             // A BYE that never got its 200: the dialog is over anyway.
-            if (dialogs_->entries[slot].used) {
-                dialog_bye(dialogs_->entries[slot].callid_hash, 0);
-            }
+            if (dialogs_->entries[slot].used) dialog_end(dialogs_->entries[slot].callid_hash);
         },
         [] { return true; });
 }
 
-void proxy::dialog_started(uint64_t key, uint32_t peer_id, uint64_t) noexcept
+void proxy::dialog_started(uint64_t key, uint32_t peer_id) noexcept
 {
     if (dialogs_->find(key) != none_slot) return;
     const uint32_t d = dialogs_->insert(key);
-    if (d == none_slot) return;  // counted as a call without dialog state; nothing breaks
+    if (d == none_slot) return;  // a call without dialog state: only its counting is lost
     dialogs_->entries[d].peer_id = peer_id;
     stats_->add(proxy_counter::dialogs_created);
     stats_->dialogs_active.store(dialogs_->cap - dialogs_->n_free, std::memory_order_relaxed);
-    if (peer_id != no_peer) {
-        auto& c = stats_->active_by_peer[peer_id];
-        c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    }
+    if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], +1);
 }
 
-void proxy::dialog_bye(uint64_t key, uint64_t now) noexcept
+void proxy::dialog_bye_seen(uint64_t key, uint64_t now) noexcept
+{
+    // The dialog ends with the BYE's 200, or bye_wait_ms after the BYE without one.
+    const uint32_t d = dialogs_->find(key);
+    if (d == none_slot || dialogs_->entries[d].ending) return;
+    dialogs_->entries[d].ending = true;
+    if (dialogs_->timers.now() == 0) dialogs_->timers.start(now);
+    dialogs_->timers.schedule(d, now + bye_wait_ms);
+}
+
+void proxy::dialog_end(uint64_t key) noexcept
 {
     const uint32_t d = dialogs_->find(key);
     if (d == none_slot) return;
-    auto& e = dialogs_->entries[d];
-    if (now != 0 && !e.ending) {
-        // BYE seen: the dialog ends with its 200, or after bye_wait_ms without one.
-        e.ending = true;
-        if (dialogs_->timers.now() == 0) dialogs_->timers.start(now);
-        dialogs_->timers.schedule(d, now + bye_wait_ms);
-        return;
-    }
-    if (now != 0) return;
-    if (e.peer_id != no_peer) {
-        auto& c = stats_->active_by_peer[e.peer_id];
-        c.store(c.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-    }
+    if (dialogs_->entries[d].peer_id != no_peer) bump(stats_->active_by_peer[dialogs_->entries[d].peer_id], -1);
     dialogs_->erase(d);
     stats_->add(proxy_counter::dialogs_ended);
     stats_->dialogs_active.store(dialogs_->cap - dialogs_->n_free, std::memory_order_relaxed);

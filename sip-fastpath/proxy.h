@@ -184,6 +184,11 @@ private:
     void on_request(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
     void on_response(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
     void new_invite(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
+    void forward_out_of_dialog(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
+    /// The peer group of the route msg_ takes, or -1 after answering 404; `count` per route.
+    int route_group(const proxy_tables& t, const arrival& a, bool count, outbox& out) noexcept;
+    /// "z9hG4bKsL" + this worker + the key: the branch of a stateless forward; returns its length.
+    std::size_t write_stateless_branch(char* out, uint64_t key) const noexcept;
     void on_cancel(const arrival& a, outbox& out) noexcept;
     bool forward_in_dialog(const proxy_tables& t, const arrival& a, outbox& out) noexcept;
     void invite_response(const proxy_tables& t, const peer_health& h, uint32_t slot, const arrival& a,
@@ -203,8 +208,9 @@ private:
     void fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uint64_t now, outbox& out) noexcept;
     void arm(uint32_t slot) noexcept;
     void release(uint32_t slot) noexcept;
-    void dialog_started(uint64_t callid_hash, uint32_t peer_id, uint64_t now) noexcept;
-    void dialog_bye(uint64_t callid_hash, uint64_t now) noexcept;
+    void dialog_started(uint64_t callid_hash, uint32_t peer_id) noexcept;
+    void dialog_bye_seen(uint64_t callid_hash, uint64_t now) noexcept;
+    void dialog_end(uint64_t callid_hash) noexcept;
     void failure(uint32_t slot, failure_cause why, uint16_t code, outbox& out) noexcept;
     uint32_t find_setup(uint64_t up_key) const noexcept;
 

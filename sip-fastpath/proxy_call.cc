@@ -1,34 +1,24 @@
 // Call setup in the proxy: a new INVITE (100 Trying, route, first peer), its attempts across
 // the peers of a region and then the next region, the responses to each attempt (relay,
 // retry, or give up with the best answer), CANCEL, and the timers of a setup. Worker only.
-#include <cstdio>
 #include <cstring>
 
 #include "sip-fastpath/proxy_ids.h"
 #include "sip-fastpath/proxy_internal.h"
 #include "sip-fastpath/route_match.h"
 #include "sip-fastpath/sip_editor.h"
+#include "sip-fastpath/sip_numbers.h"
 #include "sip-fastpath/sip_response.h"
 
 namespace sbc::sip {
 
 namespace {
 
-uint64_t upstream_key(const message& m, endpoint src)
-{
-    return hash_bytes(m.text(m.top_via.branch)) ^ (uint64_t{src.ip} << 16 | src.port);
-}
-
 std::string_view user_of(std::string_view raw, span uri_text)
 {
     uri u;
     if (!parse_uri(raw, uri_text, u)) return {};
     return u.user.in(raw);
-}
-
-void bump(std::atomic<uint32_t>& a, int d)
-{
-    a.store(static_cast<uint32_t>(static_cast<int>(a.load(std::memory_order_relaxed)) + d), std::memory_order_relaxed);
 }
 
 void bump64(std::atomic<uint64_t>& a)
@@ -38,38 +28,10 @@ void bump64(std::atomic<uint64_t>& a)
 
 }  // namespace
 
-void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+int proxy::route_group(const proxy_tables& t, const arrival& a, bool count, outbox& out) noexcept
 {
+    // The first route whose pattern matches its field, else the default route.
     const message& m = *msg_;
-    const bool is_invite = m.req_method == method::invite;
-    const uint64_t key = upstream_key(m, a.src);
-    if (is_invite) {
-        const uint32_t known = find_setup(key);
-        if (known != none_slot) {
-            // A retransmitted INVITE: repeat what the caller last heard from us.
-            stats_->add(proxy_counter::retransmissions_absorbed);
-            setup& s = setups_[known];
-            if ((s.state == setup_state::completed || s.state == setup_state::lingering) && s.final_len != 0) {
-                if (out_datagram* d = out.next()) {
-                    std::memcpy(d->data.data(), &buffers_[std::size_t{known} * max_out_size + s.invite_len], s.final_len);
-                    out.commit(s.local, s.caller, s.final_len);
-                }
-            } else if (s.state != setup_state::lingering) {
-                respond(a, 100, {}, out);
-            }
-            return;
-        }
-        stats_->add(proxy_counter::invites);
-        if (a.trunk < proxy_stats::max_counted) bump64(stats_->invites_by_trunk[a.trunk]);
-        if (h.draining()) {
-            // Draining for a rolling update: existing calls go on, new ones go elsewhere.
-            stats_->add(proxy_counter::refused_draining);
-            respond(a, 503, "Service Unavailable (draining)", out, true, t.retry.retry_after_s);
-            return;
-        }
-    }
-
-    // Route: the first route whose pattern matches its field, else the default route.
     int route = -1;
     if (t.matcher) {
         const std::array<std::string_view, match_field_count> values{
@@ -78,46 +40,79 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arriva
         route = t.matcher->match(worker_, values);
     }
     if (route < 0) route = t.default_route;
-    if (is_invite)
+    if (count)
         bump64(stats_->invites_by_route[route >= 0 && static_cast<std::size_t>(route) < proxy_stats::max_counted
                                             ? static_cast<std::size_t>(route)
                                             : proxy_stats::max_counted]);
-    if (route < 0 || static_cast<std::size_t>(route) >= t.routes.size()) {
+    if (route < 0 || static_cast<std::size_t>(route) >= t.routes.size() ||
+        t.routes[static_cast<std::size_t>(route)].peer_group >= t.groups.size()) {
         stats_->add(proxy_counter::no_route);
         respond(a, 404, "Not Found (no route)", out);
-        return;
+        return -1;
     }
-    const uint16_t group = t.routes[static_cast<std::size_t>(route)].peer_group;
+    return t.routes[static_cast<std::size_t>(route)].peer_group;
+}
 
-    if (!is_invite) {
-        // Outside a dialog and not an INVITE: one stateless forward to the group's first choice.
-        const peer_group& g = t.groups[group];
-        for (uint16_t r : g.regions) {
-            const uint32_t p = select_peer(t, h, r, g.sel, {}, hash_bytes(m.call_id()), select_);
-            if (p == no_peer) continue;
-            out_datagram* d = out.next();
-            if (d == nullptr) return;
-            char branch[32];
-            char* b = branch;
-            std::memcpy(b, branch_stateless.data(), branch_stateless.size());
-            b += branch_stateless.size();
-            b = put_hex(b, worker_, 2);
-            b = put_hex(b, key, 12);
-            char via[160];
-            edits e;
-            e.push_via = std::string_view(via, write_via(via, a.local, {branch, static_cast<std::size_t>(b - branch)}, a.src));
-            e.decrement_max_forwards = true;
-            const write_result w = edit(m, e, d->data);
-            if (w.ok()) {
-                out.commit(a.local, endpoint{t.peers[p].address, t.peers[p].port}, w.len);
-                stats_->add(proxy_counter::relayed_stateless);
-            }
-            return;
+void proxy::forward_out_of_dialog(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+{
+    // Outside a dialog and not an INVITE: routed like one, forwarded statelessly once to the
+    // group's first choice.
+    const message& m = *msg_;
+    const int group = route_group(t, a, false, out);
+    if (group < 0) return;
+    const peer_group& g = t.groups[static_cast<std::size_t>(group)];
+    for (uint16_t r : g.regions) {
+        const uint32_t p = select_peer(t, h, r, g.sel, {}, hash_bytes(m.call_id()), select_);
+        if (p == no_peer) continue;
+        out_datagram* d = out.next();
+        if (d == nullptr) return;
+        char branch[32];
+        char via[160];
+        edits e;
+        e.push_via = std::string_view(
+            via, write_via(via, a.local, {branch, write_stateless_branch(branch, upstream_key(m, a.src))}, a.src));
+        e.decrement_max_forwards = true;
+        const write_result w = edit(m, e, d->data);
+        if (w.ok()) {
+            out.commit(a.local, endpoint{t.peers[p].address, t.peers[p].port}, w.len);
+            stats_->add(proxy_counter::relayed_stateless);
         }
-        stats_->add(proxy_counter::exhausted);
-        respond(a, 503, {}, out, true, t.retry.retry_after_s);
         return;
     }
+    stats_->add(proxy_counter::exhausted);
+    respond(a, 503, {}, out, true, t.retry.retry_after_s);
+}
+
+void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+{
+    const message& m = *msg_;
+    const uint64_t key = upstream_key(m, a.src);
+    const uint32_t known = find_setup(key);
+    if (known != none_slot) {
+        // A retransmitted INVITE: repeat what the caller last heard from us.
+        stats_->add(proxy_counter::retransmissions_absorbed);
+        setup& s = setups_[known];
+        if ((s.state == setup_state::completed || s.state == setup_state::lingering) && s.final_len != 0) {
+            if (out_datagram* d = out.next()) {
+                std::memcpy(d->data.data(), &buffers_[std::size_t{known} * max_out_size + s.invite_len], s.final_len);
+                out.commit(s.local, s.caller, s.final_len);
+            }
+        } else if (s.state != setup_state::lingering) {
+            respond(a, 100, {}, out);
+        }
+        return;
+    }
+    stats_->add(proxy_counter::invites);
+    if (a.trunk < proxy_stats::max_counted) bump64(stats_->invites_by_trunk[a.trunk]);
+    if (h.draining()) {
+        // Draining for a rolling update: existing calls go on, new ones go elsewhere.
+        stats_->add(proxy_counter::refused_draining);
+        respond(a, 503, "Service Unavailable (draining)", out, true, t.retry.retry_after_s);
+        return;
+    }
+    const int route_group_index = route_group(t, a, true, out);
+    if (route_group_index < 0) return;
+    const auto group = static_cast<uint16_t>(route_group_index);
 
     if (n_free_ == 0 || m.raw.size() > max_out_size) {
         stats_->add(proxy_counter::table_full);
@@ -173,7 +168,11 @@ bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
     std::memcpy(p, open.data(), open.size());
     p += open.size();
     p = put_ipv4(p, s.local.ip);
-    p += std::snprintf(p, 24, ":%u;lr;w=", s.local.port);
+    *p++ = ':';
+    p += write_uint(p, s.local.port);
+    const std::string_view lr = ";lr;w=";
+    std::memcpy(p, lr.data(), lr.size());
+    p += lr.size();
     p = put_hex(p, worker_, 2);
     *p++ = '>';
     edits e;
@@ -385,7 +384,7 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         const uint32_t peer_id = s.peer_id;
         if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], -1);
         s.peer_id = no_peer;
-        dialog_started(s.callid_hash, peer_id, a.now_ms);
+        dialog_started(s.callid_hash, peer_id);
         // Done: 2xx retransmissions are relayed statelessly (our Via names the caller), and
         // the caller stopped repeating its INVITE at our 100 Trying, so nothing needs the slot.
         release(slot);

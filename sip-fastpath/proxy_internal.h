@@ -19,6 +19,19 @@ constexpr uint32_t linger_ms = 5000;          ///< absorb retransmissions after 
 constexpr uint32_t bye_wait_ms = 32'000;      ///< a BYE without 200 ends the dialog after this
 constexpr uint8_t max_tried = 16;
 
+/// The upstream transaction of a request: its top Via branch and its source (RFC 3261
+/// 17.2.3 matching, with the source standing in for sent-by).
+inline uint64_t upstream_key(const message& m, endpoint src) noexcept
+{
+    return hash_bytes(m.text(m.top_via.branch)) ^ (uint64_t{src.ip} << 16 | src.port);
+}
+
+/// Single-writer add to a gauge other threads read (relaxed: each value stands alone).
+inline void bump(std::atomic<uint32_t>& a, int d) noexcept
+{
+    a.store(static_cast<uint32_t>(static_cast<int>(a.load(std::memory_order_relaxed)) + d), std::memory_order_relaxed);
+}
+
 enum class setup_state : uint8_t {
     free,
     calling,     ///< INVITE sent to the current peer, nothing heard yet
