@@ -145,6 +145,16 @@ CONF
 }
 
 ctl() { "$BUILD/sbcctl" --socket "$SOCK" "$@"; }
+# wait_metric REGEX: waits up to 3 s for a /metrics line matching REGEX (the control core
+# renders the page every 200 ms, so a count can trail sbcctl stats by one render).
+wait_metric() {
+  local i
+  for i in $(seq 30); do
+    curl -sf "http://$HTTP/metrics" | grep -qE "$1" && return 0
+    sleep 0.1
+  done
+  return 1
+}
 
 # peer ADDR SCENARIO [MAX_S]: a SIPp callee with -trace_msg in $DIR/peer-ADDR (or in
 # $SIPP_PEER_DIR), 60 s bound. Sets SIPP_PID.

@@ -14,5 +14,5 @@ r=$(sip_stat retries_icmp); note "retries_icmp=$r"
 [ "$r" = missing ] || [ "$r" -ge 2 ] || fail "retries_icmp=$r, expected at least 2"
 u=$(need_stat icmp_unreachable)
 [ "$u" -ge 2 ] || fail "icmp_unreachable=$u in sbcctl stats, expected at least 2"
-curl -sf "http://$HTTP/metrics" | grep -qE '^sbc_icmp_unreachable_total [1-9]' || fail "/metrics does not count ICMP unreachable"
+wait_metric '^sbc_icmp_unreachable_total [1-9]' || fail "/metrics does not count ICMP unreachable"
 echo "ok: closed port skipped on ICMP in ${p99} ms at most"
