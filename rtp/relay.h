@@ -1,0 +1,102 @@
+// The RTP/RTCP relay stage over mbufs: for each UDP datagram addressed to one of our media
+// ports, find its flow in the flow table, check or latch the sender, update the flow's
+// counters (packets, bytes, RFC 3550 loss and jitter), and rewrite Ethernet, IPv4 and UDP in
+// place to go out of our port facing the other leg towards that leg's far end, checksums
+// fixed incrementally (or left to the NIC when the port offers UDP checksum offload).
+//
+// Threads: any worker (RCU read side: the caller is inside its read-side section, as every
+// worker loop is). No heap, locks, system calls or logging; counters are summed per burst.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include <rte_mbuf.h>
+
+#include "rtp/flow_table.h"
+
+namespace sbc::rtp {
+
+/// Why the relay dropped a packet. Expanded into the enum, metric labels and help texts.
+#define SBC_RELAY_DROPS(X)                                                                 \
+    X(unknown_port, "RTP/RTCP to a media port with no call on it")                         \
+    X(source_mismatch, "media from an address other than the latched (or, strict, SDP) one") \
+    X(no_destination, "the other leg's address is not known yet (no SDP answer, no latch)")  \
+    X(no_neighbour, "the other leg's next hop has no resolved MAC yet")                    \
+    X(no_route, "the other leg's address is off-link and its interface has no gateway")    \
+    X(too_short, "shorter than an RTP header (12 bytes) or an RTCP header (8 bytes)")
+
+enum class relay_drop : uint8_t {
+#define SBC_X(name, help) name,
+    SBC_RELAY_DROPS(SBC_X)
+#undef SBC_X
+        count_
+};
+constexpr std::size_t relay_drop_count = static_cast<std::size_t>(relay_drop::count_);
+std::string_view relay_drop_name(relay_drop r) noexcept;
+std::string_view relay_drop_help(relay_drop r) noexcept;
+
+/// What one worker's relay did, summed per burst. One writer (the worker); relaxed readers.
+struct alignas(64) relay_counters {
+    /// [side]: packets and bytes (UDP payload) relayed from leg A (0) and from leg B (1).
+    std::array<std::atomic<uint64_t>, 2> packets{};
+    std::array<std::atomic<uint64_t>, 2> bytes{};
+    std::atomic<uint64_t> rtcp_packets{0};
+    std::array<std::atomic<uint64_t>, relay_drop_count> drops{};
+    std::atomic<uint64_t> latched{0};  ///< far ends learned from packets
+
+    void add(std::atomic<uint64_t>& a, uint64_t n) noexcept
+    {
+        a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+};
+
+/// How to leave through one media address: its port, VLAN, MAC and subnet. Built by the
+/// control core at start from the interfaces the media addresses belong to.
+struct media_egress {
+    uint16_t port_id = 0;
+    uint16_t vlan = 0;          ///< 0: untagged
+    uint8_t mac[6]{};
+    uint32_t netmask = 0;       ///< host order
+    uint32_t gateway = 0;       ///< host order, 0: none
+    bool tx_udp_cksum = false;  ///< the port computes UDP checksums (RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
+    bool tx_ip_cksum = false;   ///< the port computes IPv4 header checksums
+};
+
+/// Resolves a next hop to a MAC for packets whose destination has not sent anything yet
+/// (not latched). Returns false when unknown. Called at most once per such packet.
+using neighbour_lookup_fn = bool (*)(const void* ctx, uint32_t next_hop, uint8_t mac[6]) noexcept;
+
+/// What the relay needs besides the table: read-only for the life of the dataplane.
+struct relay_env {
+    flow_table* table = nullptr;
+    std::array<media_egress, max_media_addresses> egress{};
+    bool strict = false;              ///< [media] latching = "strict"
+    neighbour_lookup_fn lookup = nullptr;
+    const void* lookup_ctx = nullptr;
+    uint64_t tsc_hz = 1;              ///< for RFC 3550 arrival times in timestamp units
+};
+
+/// Packets the relay rewrote, with the port each must leave on.
+struct relay_out {
+    std::array<rte_mbuf*, 32> pkts;
+    std::array<uint16_t, 32> port;
+    uint16_t n = 0;
+};
+
+/// The relay stage. `pkts` are validated IPv4/UDP datagrams (single segment, l2_len and
+/// l3_len set, Ethernet header at the start) whose destination address is a media address
+/// and port in range; `addr[i]` is that address's index. Each is either rewritten and put
+/// in `out` (the caller transmits them), or freed and counted in `c`. n <= 32.
+/// `now_tsc` is the burst's arrival time; `now_ms` the worker clock for inactivity.
+void relay_burst(const relay_env& env, rte_mbuf** pkts, const uint8_t* addr, uint16_t n, uint64_t now_tsc,
+                 uint64_t now_ms, relay_out& out, relay_counters& c) noexcept;
+
+/// Updates a flow's RFC 3550 state with one RTP packet: sequence tracking (A.1, without
+/// probation), loss (A.3) and interarrival jitter (A.8). `arrival` is the arrival time in
+/// RTP timestamp units. Writer of the flow only. Pure besides `s`; the unit tier tests it.
+void rtp_account(flow_stats& s, uint16_t seq, uint32_t rtp_ts, uint32_t arrival) noexcept;
+
+}  // namespace sbc::rtp
