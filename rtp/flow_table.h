@@ -88,6 +88,11 @@ struct alignas(64) flow_stats {
 };
 static_assert(sizeof(flow_stats) == 64);
 
+/// Updates a flow's RFC 3550 state with one RTP packet: sequence tracking (A.1, without
+/// probation), loss (A.3) and interarrival jitter (A.8); packets and bytes are the caller's. `arrival` is
+/// the arrival time in RTP timestamp units. Writer of the flow only.
+void rtp_account(flow_stats& s, uint16_t seq, uint32_t rtp_ts, uint32_t arrival) noexcept;
+
 /// What a lookup finds for one of our ports.
 struct flow_ref {
     uint32_t stream = 0;  ///< index into the stream array

@@ -46,7 +46,8 @@ struct media_config {
 
 /// One worker's media ports: even/odd pairs from its slice of the range, on every media
 /// address. A freed pair waits quarantine_ms before reuse, so late packets of an ended call
-/// never reach a new one and no reader still holds its stream. Worker only.
+/// never reach a new one and no reader still holds its stream. Worker only, except the
+/// counts, which the control core reads.
 class port_pool {
 public:
     port_pool(const flow_table& t, unsigned worker, uint32_t quarantine_ms);
@@ -55,28 +56,39 @@ public:
         uint8_t addr = 0;     ///< address index
         uint16_t port = 0;    ///< even RTP port; RTCP is port + 1
     };
-    /// Takes a free pair; false when none is free (quarantined ones are not).
-    bool take(pair& out) noexcept;
+    /// Takes a free pair on address index `addr`; false when none is free there
+    /// (quarantined ones are not free).
+    bool take(unsigned addr, pair& out) noexcept;
+    /// The address index with the most free pairs (where a new call's ports come from).
+    [[nodiscard]] unsigned emptiest_address() const noexcept;
     /// Gives a pair back; it becomes free at now_ms + quarantine.
     void give_back(pair p, uint64_t now_ms) noexcept;
-    /// Moves pairs whose quarantine has passed back to the free list.
+    /// Moves pairs whose quarantine has passed back to the free lists.
     void reclaim(uint64_t now_ms) noexcept;
 
-    [[nodiscard]] uint32_t free_count() const noexcept { return n_free_; }
-    [[nodiscard]] uint32_t quarantined() const noexcept { return q_count_; }
-    [[nodiscard]] uint32_t capacity() const noexcept { return capacity_; }
+    /// Any thread: pairs free now, in quarantine, and in all.
+    [[nodiscard]] uint32_t free_count() const noexcept { return free_view_.load(std::memory_order_relaxed); }
+    [[nodiscard]] uint32_t quarantined() const noexcept { return q_view_.load(std::memory_order_relaxed); }
+    [[nodiscard]] uint32_t capacity() const noexcept { return per_address_ * n_addresses_; }
 
 private:
-    uint32_t capacity_ = 0;
+    void publish_counts() noexcept;
+
+    unsigned n_addresses_ = 0;
+    uint32_t per_address_ = 0;      ///< pairs of this worker's slice on one address
     uint32_t quarantine_ms_ = 0;
-    std::unique_ptr<pair[]> free_;      ///< FIFO ring: the longest free is reused first
-    uint32_t free_head_ = 0, n_free_ = 0;
+    std::unique_ptr<uint16_t[]> free_;  ///< per address a FIFO ring of even ports
+    std::unique_ptr<uint32_t[]> head_;  ///< per address
+    std::unique_ptr<uint32_t[]> count_; ///< per address
+    uint32_t total_free_ = 0;
     struct held {
         pair p;
         uint64_t until_ms;
     };
     std::unique_ptr<held[]> quarantine_;  ///< FIFO ring in release order
     uint32_t q_head_ = 0, q_count_ = 0;
+    std::atomic<uint32_t> free_view_{0};
+    std::atomic<uint32_t> q_view_{0};
 };
 
 /// Per-worker media counters (one writer: the worker; readers load relaxed).

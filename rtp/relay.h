@@ -94,9 +94,4 @@ struct relay_out {
 void relay_burst(const relay_env& env, rte_mbuf** pkts, const uint8_t* addr, uint16_t n, uint64_t now_tsc,
                  uint64_t now_ms, relay_out& out, relay_counters& c) noexcept;
 
-/// Updates a flow's RFC 3550 state with one RTP packet: sequence tracking (A.1, without
-/// probation), loss (A.3) and interarrival jitter (A.8). `arrival` is the arrival time in
-/// RTP timestamp units. Writer of the flow only. Pure besides `s`; the unit tier tests it.
-void rtp_account(flow_stats& s, uint16_t seq, uint32_t rtp_ts, uint32_t arrival) noexcept;
-
 }  // namespace sbc::rtp

@@ -1,0 +1,446 @@
+// Per-worker media anchoring (see media.h): the port pool with quarantine, call sessions by
+// Call-ID hash, the SDP rewrite the proxy calls, teardown, and the inactivity check. Worker
+// only, except construction (control core at start) and the views (control core, atomics
+// only).
+#include "rtp/media.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "rtp/sdp.h"
+
+namespace sbc::rtp {
+
+namespace {
+
+constexpr std::array<std::string_view, media_counter_count> counter_names{
+#define SBC_X(name, help) #name,
+    SBC_MEDIA_COUNTERS(SBC_X)
+#undef SBC_X
+};
+constexpr std::array<std::string_view, media_counter_count> counter_helps{
+#define SBC_X(name, help) help,
+    SBC_MEDIA_COUNTERS(SBC_X)
+#undef SBC_X
+};
+
+constexpr uint32_t none = 0xffffffff;
+
+uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+
+/// "a.b.c.d" into buf; returns its length.
+std::size_t format_ipv4(char* buf, uint32_t ip) noexcept
+{
+    std::size_t n = 0;
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        const auto o = static_cast<unsigned>((ip >> shift) & 0xff);
+        if (o >= 100) buf[n++] = static_cast<char>('0' + o / 100);
+        if (o >= 10) buf[n++] = static_cast<char>('0' + o / 10 % 10);
+        buf[n++] = static_cast<char>('0' + o % 10);
+        if (shift != 0) buf[n++] = '.';
+    }
+    return n;
+}
+
+bool is_sdp_type(std::string_view ct) noexcept
+{
+    constexpr std::string_view want = "application/sdp";
+    if (ct.size() < want.size()) return false;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        char c = ct[i];
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        if (c != want[i]) return false;
+    }
+    return ct.size() == want.size() || ct[want.size()] == ';' || ct[want.size()] == ' ';
+}
+
+void store(std::atomic<uint64_t>& a, uint64_t v) noexcept { a.store(v, std::memory_order_relaxed); }
+
+}  // namespace
+
+std::string_view media_counter_name(media_counter c) noexcept { return counter_names[static_cast<std::size_t>(c)]; }
+std::string_view media_counter_help(media_counter c) noexcept { return counter_helps[static_cast<std::size_t>(c)]; }
+
+// ---- port pool ----------------------------------------------------------------------------
+
+port_pool::port_pool(const flow_table& t, unsigned worker, uint32_t quarantine_ms)
+    : n_addresses_(t.address_count()), per_address_(t.pairs_per_worker()), quarantine_ms_(quarantine_ms)
+{
+    if (worker >= t.workers()) per_address_ = 0;
+    const std::size_t total = std::size_t{per_address_} * n_addresses_;
+    free_.reset(new uint16_t[total == 0 ? 1 : total]);
+    head_.reset(new uint32_t[n_addresses_ == 0 ? 1 : n_addresses_]());
+    count_.reset(new uint32_t[n_addresses_ == 0 ? 1 : n_addresses_]());
+    quarantine_.reset(new held[total == 0 ? 1 : total]);
+    const uint32_t first_pair = worker * t.pairs_per_worker();
+    for (unsigned a = 0; a < n_addresses_; ++a) {
+        for (uint32_t i = 0; i < per_address_; ++i)
+            free_[std::size_t{a} * per_address_ + i] = static_cast<uint16_t>(t.port_min() + 2 * (first_pair + i));
+        count_[a] = per_address_;
+    }
+    total_free_ = static_cast<uint32_t>(total);
+    publish_counts();
+}
+
+void port_pool::publish_counts() noexcept
+{
+    free_view_.store(total_free_, std::memory_order_relaxed);
+    q_view_.store(q_count_, std::memory_order_relaxed);
+}
+
+bool port_pool::take(unsigned addr, pair& out) noexcept
+{
+    if (addr >= n_addresses_ || count_[addr] == 0) return false;
+    const std::size_t base = std::size_t{addr} * per_address_;
+    out.addr = static_cast<uint8_t>(addr);
+    out.port = free_[base + head_[addr]];
+    head_[addr] = head_[addr] + 1 == per_address_ ? 0 : head_[addr] + 1;
+    --count_[addr];
+    --total_free_;
+    publish_counts();
+    return true;
+}
+
+unsigned port_pool::emptiest_address() const noexcept
+{
+    unsigned best = 0;
+    for (unsigned a = 1; a < n_addresses_; ++a)
+        if (count_[a] > count_[best]) best = a;
+    return best;
+}
+
+void port_pool::give_back(pair p, uint64_t now_ms) noexcept
+{
+    const uint32_t total = per_address_ * n_addresses_;
+    if (q_count_ == total) return;  // cannot happen: every pair given back was taken
+    uint32_t tail = q_head_ + q_count_;
+    if (tail >= total) tail -= total;
+    quarantine_[tail] = held{p, now_ms + quarantine_ms_};
+    ++q_count_;
+    publish_counts();
+}
+
+void port_pool::reclaim(uint64_t now_ms) noexcept
+{
+    const uint32_t total = per_address_ * n_addresses_;
+    bool changed = false;
+    while (q_count_ != 0 && quarantine_[q_head_].until_ms <= now_ms) {
+        const pair p = quarantine_[q_head_].p;
+        q_head_ = q_head_ + 1 == total ? 0 : q_head_ + 1;
+        --q_count_;
+        uint32_t tail = head_[p.addr] + count_[p.addr];
+        if (tail >= per_address_) tail -= per_address_;
+        free_[std::size_t{p.addr} * per_address_ + tail] = p.port;
+        ++count_[p.addr];
+        ++total_free_;
+        changed = true;
+    }
+    if (changed) publish_counts();
+}
+
+// ---- sessions -----------------------------------------------------------------------------
+
+struct media_sessions::session {
+    std::atomic<uint64_t> call{0};  ///< Call-ID hash; 0: free slot
+    std::atomic<uint64_t> started_ms{0};
+    uint32_t hnext = none;
+    std::atomic<uint8_t> n_streams{0};    ///< release-stored after streams[] is filled
+    std::array<std::atomic<uint32_t>, max_streams_per_call> streams{};
+    /// [m-line][side]: the RTP address and port the leg's SDP last gave (packed like far).
+    std::array<std::array<uint64_t, 2>, max_streams_per_call> sdp_far{};
+    std::array<uint8_t, 2> addr{};        ///< our address index facing each leg
+    bool silent = false;                  ///< reported by silent_calls
+};
+
+media_sessions::media_sessions(flow_table& t, unsigned worker, const media_config& c)
+    : table_(t),
+      worker_(worker),
+      cfg_(c),
+      pool_(t, worker, c.quarantine_ms),
+      cap_(c.sessions_per_worker == 0 ? 1 : c.sessions_per_worker),
+      mask_(pow2_at_least(cap_) - 1),
+      sessions_(new session[cap_]),
+      heads_(new uint32_t[mask_ + 1]),
+      free_(new uint32_t[cap_]),
+      n_free_(cap_),
+      timers_(cap_)
+{
+    for (uint32_t i = 0; i <= mask_; ++i) heads_[i] = none;
+    for (uint32_t i = 0; i < cap_; ++i) free_[i] = cap_ - 1 - i;
+}
+
+media_sessions::~media_sessions() = default;
+
+void media_sessions::count(media_counter c, uint64_t n) noexcept
+{
+    auto& a = counters_[static_cast<std::size_t>(c)];
+    a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+uint32_t media_sessions::find(uint64_t call) const noexcept
+{
+    for (uint32_t s = heads_[call & mask_]; s != none; s = sessions_[s].hnext)
+        if (sessions_[s].call.load(std::memory_order_relaxed) == call) return s;
+    return none;
+}
+
+uint32_t media_sessions::create(uint64_t call, uint64_t now_ms) noexcept
+{
+    if (n_free_ == 0) return none;
+    const uint32_t slot = free_[--n_free_];
+    session& s = sessions_[slot];
+    s.hnext = heads_[call & mask_];
+    heads_[call & mask_] = slot;
+    s.n_streams.store(0, std::memory_order_relaxed);
+    for (auto& f : s.sdp_far) f = {0, 0};
+    // Each leg's streams come from one address (an SDP body names one c= for all of them).
+    s.addr[0] = static_cast<uint8_t>(pool_.emptiest_address());
+    s.addr[1] = s.addr[0];
+    s.silent = false;
+    s.started_ms.store(now_ms, std::memory_order_relaxed);
+    s.call.store(call == 0 ? 1 : call, std::memory_order_release);
+    sessions_active_.store(cap_ - n_free_, std::memory_order_relaxed);
+    count(media_counter::sessions_started);
+    if (cfg_.inactivity_timeout_s != 0) {
+        if (timers_.now() == 0) timers_.start(now_ms);
+        timers_.schedule(slot, now_ms + uint64_t{cfg_.inactivity_timeout_s} * 1000);
+    }
+    return slot;
+}
+
+bool media_sessions::ensure_stream(session& s, unsigned m, uint64_t) noexcept
+{
+    while (s.n_streams.load(std::memory_order_relaxed) <= m) {
+        port_pool::pair pa, pb;
+        if (!pool_.take(s.addr[0], pa)) return false;
+        if (!pool_.take(s.addr[1], pb)) {
+            pool_.give_back(pa, 0);  // never used: free again at the next reclaim
+            return false;
+        }
+        const uint32_t id = table_.stream_id(pa.addr, pa.port);
+        media_stream& st = table_.stream(id);
+        for (auto& side : st.far)
+            for (auto& f : side) store(f, 0);
+        for (auto& mac : st.far_mac) store(mac, 0);
+        st.port[0] = pa.port;
+        st.port[1] = pb.port;
+        st.addr[0] = pa.addr;
+        st.addr[1] = pb.addr;
+        st.owner = static_cast<uint8_t>(worker_);
+        st.session = static_cast<uint32_t>(&s - sessions_.get());
+        st.clock_hz = 8000;
+        st.flags.store(cfg_.mode == latching::strict ? stream_flag::strict : 0, std::memory_order_relaxed);
+        table_.publish(id);
+        const uint8_t n = s.n_streams.load(std::memory_order_relaxed);
+        s.streams[n].store(id, std::memory_order_relaxed);
+        s.n_streams.store(static_cast<uint8_t>(n + 1), std::memory_order_release);
+        streams_active_.store(streams_active_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    return true;
+}
+
+sip::sdp_verdict media_sessions::rewrite_sdp(uint64_t call, sip::media_leg to, std::string_view content_type,
+                                             std::string_view body, std::span<char> out, std::size_t& out_len,
+                                             uint64_t now_ms) noexcept
+{
+    if (body.empty() || !is_sdp_type(content_type)) return sip::sdp_verdict::unchanged;
+    sdp parsed;
+    // m-lines past what we anchor would keep their ports next to our c= address: such a body
+    // (like IPv6 media) is forwarded unchanged instead.
+    if (!parse_sdp(body, parsed) || parsed.ipv6 || parsed.extra_media != 0 || parsed.n_media > max_streams_per_call) {
+        count(media_counter::sdp_unparsable);
+        return sip::sdp_verdict::unchanged;
+    }
+    if (call == 0) call = 1;
+    uint32_t slot = find(call);
+    const bool fresh = slot == none;
+    if (fresh) {
+        slot = create(call, now_ms);
+        if (slot == none) {
+            count(media_counter::no_sessions);
+            return sip::sdp_verdict::refused;
+        }
+    }
+    session& s = sessions_[slot];
+    const unsigned side_to = static_cast<unsigned>(to);
+    const unsigned side_from = other(side_to);
+    sdp_rewrite r;
+    char addr_text[16];
+    r.address = std::string_view(addr_text, format_ipv4(addr_text, table_.address(s.addr[side_to])));
+    const unsigned n = std::min<unsigned>(parsed.n_media, max_streams_per_call);
+    for (unsigned i = 0; i < n; ++i) {
+        const sdp_media& m = parsed.media[i];
+        if (m.port == 0 || !m.rtp) continue;
+        if (!ensure_stream(s, i, now_ms)) {
+            count(media_counter::no_ports);
+            if (fresh) end(slot, now_ms);
+            return sip::sdp_verdict::refused;
+        }
+        media_stream& st = table_.stream(s.streams[i].load(std::memory_order_relaxed));
+        const uint32_t ip = m.ip(parsed.c_ip);
+        const uint64_t want = pack_far(ip, m.port, far_flag::known);
+        if (ip != 0 && s.sdp_far[i][side_from] != want) {
+            // New address from this leg's SDP (first time, or moved by a re-INVITE/UPDATE):
+            // the far end is unlatched again and learns from its next packets.
+            s.sdp_far[i][side_from] = want;
+            store(st.far[side_from][0], want);
+            const uint16_t rtcp_port = m.rtcp_mux ? m.port : m.rtcp_port != 0 ? m.rtcp_port : static_cast<uint16_t>(m.port + 1);
+            store(st.far[side_from][1], pack_far(m.rtcp_ip != 0 ? m.rtcp_ip : ip, rtcp_port, far_flag::known));
+            store(st.far_mac[side_from], 0);
+        }
+        if (m.rtcp_mux)
+            st.flags.store(static_cast<uint8_t>(st.flags.load(std::memory_order_relaxed) | stream_flag::rtcp_mux),
+                           std::memory_order_relaxed);
+        if (side_from == 0 || st.clock_hz == 8000) st.clock_hz = m.clock_hz;
+        r.port[i] = st.port[side_to];
+    }
+    const std::size_t len = rtp::rewrite_sdp(body, parsed, r, out);
+    if (len == 0) {
+        count(media_counter::sdp_unparsable);
+        return sip::sdp_verdict::unchanged;
+    }
+    out_len = len;
+    count(media_counter::sdp_rewritten);
+    return sip::sdp_verdict::rewritten;
+}
+
+void media_sessions::end(uint32_t slot, uint64_t now_ms) noexcept
+{
+    session& s = sessions_[slot];
+    const uint64_t call = s.call.load(std::memory_order_relaxed);
+    const uint8_t n = s.n_streams.load(std::memory_order_relaxed);
+    for (uint8_t i = 0; i < n; ++i) {
+        const uint32_t id = s.streams[i].load(std::memory_order_relaxed);
+        media_stream& st = table_.stream(id);
+        table_.unpublish(id);
+        pool_.give_back({st.addr[0], st.port[0]}, now_ms);
+        pool_.give_back({st.addr[1], st.port[1]}, now_ms);
+    }
+    streams_active_.store(streams_active_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
+    s.n_streams.store(0, std::memory_order_release);
+    uint32_t* link = &heads_[call & mask_];
+    while (*link != none && *link != slot) link = &sessions_[*link].hnext;
+    if (*link == slot) *link = s.hnext;
+    timers_.cancel(slot);
+    s.call.store(0, std::memory_order_release);
+    free_[n_free_++] = slot;
+    sessions_active_.store(cap_ - n_free_, std::memory_order_relaxed);
+    count(media_counter::sessions_ended);
+}
+
+void media_sessions::call_ended(uint64_t call, uint64_t now_ms) noexcept
+{
+    const uint32_t slot = find(call == 0 ? 1 : call);
+    if (slot != none) end(slot, now_ms);
+}
+
+uint64_t media_sessions::last_media_ms(const session& s) const noexcept
+{
+    uint64_t last = s.started_ms.load(std::memory_order_relaxed);
+    const uint8_t n = s.n_streams.load(std::memory_order_relaxed);
+    for (uint8_t i = 0; i < n; ++i) {
+        const media_stream& st = table_.stream(s.streams[i].load(std::memory_order_relaxed));
+        for (unsigned side = 0; side < 2; ++side)
+            for (uint16_t k = 0; k < 2; ++k)
+                last = std::max(last, table_.stats(st.addr[side], static_cast<uint16_t>(st.port[side] + k))
+                                          .last_ms.load(std::memory_order_relaxed));
+    }
+    return last;
+}
+
+uint32_t media_sessions::silent_calls(uint64_t now_ms, std::span<uint64_t> calls) noexcept
+{
+    if (cfg_.inactivity_timeout_s == 0 || timers_.now() == 0) return 0;
+    const uint64_t timeout = uint64_t{cfg_.inactivity_timeout_s} * 1000;
+    uint32_t n = 0;
+    timers_.advance(
+        now_ms,
+        [&](uint32_t slot) {
+            session& s = sessions_[slot];
+            if (s.call.load(std::memory_order_relaxed) == 0 || s.silent) return;
+            const uint64_t last = last_media_ms(s);
+            if (now_ms < last + timeout) {
+                timers_.schedule(slot, last + timeout);
+                return;
+            }
+            s.silent = true;
+            count(media_counter::sessions_silent);
+            calls[n++] = s.call.load(std::memory_order_relaxed);
+        },
+        [&] { return n < calls.size(); });
+    return n;
+}
+
+void media_sessions::tick(uint64_t now_ms) noexcept { pool_.reclaim(now_ms); }
+
+std::vector<call_media_view> media_sessions::calls() const
+{
+    std::vector<call_media_view> v;
+    auto flow = [&](const media_stream& st, unsigned side, unsigned k) {
+        flow_view f;
+        f.local_ip = table_.address(st.addr[side]);
+        f.local_port = static_cast<uint16_t>(st.port[side] + k);
+        const uint64_t far = st.far[side][k].load(std::memory_order_relaxed);
+        f.far_ip = far_ip(far);
+        f.far_port = far_port(far);
+        f.latched = (far & far_flag::latched) != 0;
+        const flow_stats& fs = table_.stats(st.addr[side], f.local_port);
+        f.packets = fs.packets.load(std::memory_order_relaxed);
+        f.bytes = fs.bytes.load(std::memory_order_relaxed);
+        f.lost = fs.lost.load(std::memory_order_relaxed);
+        f.dropped = fs.dropped.load(std::memory_order_relaxed);
+        const uint32_t hz = st.clock_hz != 0 ? st.clock_hz : 8000;
+        f.jitter_ms = static_cast<double>(fs.jitter.load(std::memory_order_relaxed)) / 16.0 * 1000.0 / hz;
+        return f;
+    };
+    for (uint32_t i = 0; i < cap_; ++i) {
+        const session& s = sessions_[i];
+        const uint64_t call = s.call.load(std::memory_order_acquire);
+        if (call == 0) continue;
+        call_media_view c;
+        c.call = call;
+        c.worker = worker_;
+        c.started_ms = s.started_ms.load(std::memory_order_relaxed);
+        const uint8_t n = s.n_streams.load(std::memory_order_acquire);
+        for (uint8_t k = 0; k < n && k < max_streams_per_call; ++k) {
+            const media_stream& st = table_.stream(s.streams[k].load(std::memory_order_relaxed));
+            stream_view sv;
+            sv.index = k;
+            sv.rtcp_mux = (st.flags.load(std::memory_order_relaxed) & stream_flag::rtcp_mux) != 0;
+            for (unsigned side = 0; side < 2; ++side) {
+                sv.rtp[side] = flow(st, side, 0);
+                sv.rtcp[side] = flow(st, side, 1);
+            }
+            c.streams.push_back(sv);
+        }
+        v.push_back(std::move(c));
+    }
+    return v;
+}
+
+media_summary media_sessions::summary() const noexcept
+{
+    media_summary m;
+    for (std::size_t i = 0; i < media_counter_count; ++i) m.counters[i] = counters_[i].load(std::memory_order_relaxed);
+    m.sessions_active = sessions_active_.load(std::memory_order_relaxed);
+    m.streams_active = streams_active_.load(std::memory_order_relaxed);
+    m.ports_free = pool_.free_count();
+    m.ports_quarantined = pool_.quarantined();
+    return m;
+}
+
+void accumulate(media_summary& a, const media_summary& b) noexcept
+{
+    for (std::size_t i = 0; i < media_counter_count; ++i) a.counters[i] += b.counters[i];
+    a.sessions_active += b.sessions_active;
+    a.streams_active += b.streams_active;
+    a.ports_free += b.ports_free;
+    a.ports_quarantined += b.ports_quarantined;
+}
+
+}  // namespace sbc::rtp
