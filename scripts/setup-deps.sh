@@ -16,6 +16,8 @@ packages=(
   sip-tester dnsmasq-base iproute2 iputils-ping ethtool tcpdump curl procps
   # side-by-side peers for the benchmarks
   libosip2-dev kamailio python3-matplotlib linux-perf bc
+  # rtp benchmark peer (userspace relay only; scripts/bench/rtp.sh)
+  rtpengine-daemon
 )
 
 missing=()
