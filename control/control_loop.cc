@@ -51,7 +51,8 @@ control_loop::control_loop(config cfg, dataplane::dataplane_runtime& rt)
                   [this](uint16_t iface, const dataplane::arp_fields& f) { send_arp(iface, f); }),
       started_(std::chrono::steady_clock::now()),
       passive_(rt.shared->peer_health, passive_policy{cfg_.health.passive_down_after, cfg_.health.retest_interval_ms},
-               [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); })
+               [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); }),
+      prober_(rt, neighbours_, [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); })
 {
 }
 
@@ -78,6 +79,16 @@ bool control_loop::publish_config(const config& c, std::string& error)
     tables_ = snap->proxy;
     passive_.set_policy(passive_policy{c.health.passive_down_after, c.health.retest_interval_ms});
     interfaces_ = snap->interfaces;
+    {
+        std::vector<uint32_t> fresh;
+        if (snap->proxy) {
+            fresh.assign(ids_.added().begin(), ids_.added().end());
+            fresh.insert(fresh.end(), ids_.freed().begin(), ids_.freed().end());
+        }
+        prober_.configure(c, snap->proxy, interfaces_, fresh);
+        if (snap->proxy)
+            for (const auto& p : snap->proxy->peers) passive_.set_probed(p.id, prober_.probed(p.id));
+    }
     publish_snapshot(rt_.shared->snap, std::move(snap));
     generation_.store(gen, std::memory_order_relaxed);
     return true;
@@ -202,9 +213,14 @@ void control_loop::drain_events(uint64_t now)
                 pe.cause = static_cast<sip::failure_cause>(e.cause);
                 pe.code = e.code;
                 pe.peer_id = e.peer_id;
-                passive_.on_event(pe, peer_name(e.peer_id), now);
+                if (passive_.on_event(pe, peer_name(e.peer_id), now))
+                    prober_.on_passive_down(e.peer_id, passive_.of(e.peer_id).why,
+                                            [this](uint32_t id) { return peer_name(id); });
                 break;
             }
+            case dataplane::event_kind::probe_reply:
+                prober_.on_reply(e, [this](uint32_t id) { return peer_name(id); });
+                break;
             }
         }
         if (n < evs.size()) break;
@@ -358,6 +374,18 @@ void control_loop::fill_sip(stats_report& r) const
                    : v.trial                            ? "trial"
                                                         : "up";
         pr.why = v.why;
+        pr.state_changes = v.changes;
+        if (prober_.probed(p.id)) {
+            // Probed: the probes' verdict (or the passive failures that took it down) is the why.
+            const auto& pv = prober_.of(p.id);
+            pr.probe = "options";
+            pr.why = pv.down || pv.failures_in_row == 0 ? pv.why : pv.last_failure;
+            pr.last_probe_rtt_ms = pv.last_rtt_us < 0 ? -1.0 : static_cast<double>(pv.last_rtt_us) / 1000.0;
+            pr.probes_sent = prober_.sent(p.id);
+            pr.probes_failed = pv.probes_failed;
+            pr.state_changes = pv.changes;
+        }
+        if (word & (sip::peer_state::disabled | sip::peer_state::draining)) pr.why = "operator";
         pr.consecutive_failures = v.consecutive;
         for (const auto& w : rt_.workers) {
             if (!w->proxy) continue;
@@ -394,6 +422,7 @@ int control_loop::run()
     while (!stop_requested.load(std::memory_order_relaxed)) {
         const uint64_t now = now_ms();
         drain_events(now);
+        prober_.tick(now, [this](uint32_t id) { return peer_name(id); });
         if (now - last_tick >= 100) {
             neighbours_.tick(now);
             passive_.tick(now, [this](uint32_t id) { return peer_name(id); });

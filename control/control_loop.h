@@ -17,6 +17,7 @@
 #include "control/metrics_http.h"
 #include "control/neighbours.h"
 #include "control/passive_health.h"
+#include "control/probe_runner.h"
 #include "control/proxy_build.h"
 #include "control/stats.h"
 #include "dataplane/runtime.h"
@@ -73,6 +74,7 @@ private:
     std::shared_ptr<const sip::proxy_tables> tables_;  ///< as published; control core only
     std::vector<std::string> peer_names_;               ///< by peer id
     passive_health passive_;
+    probe_runner prober_;  ///< OPTIONS probes and the probed peers' health
     // /metrics is rendered by the control core and served from this copy, so that the HTTP
     // thread never reads control-core state.
     std::mutex metrics_mu_;

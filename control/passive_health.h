@@ -2,7 +2,9 @@
 // ICMP unreachable) mark a peer down after N in a row; a down peer gets a trial after the
 // retest interval, and the first call it answers brings it back. The verdict is written as
 // the peer's atomic health word, so every worker sees it at its next call, with no snapshot.
-// Control core only.
+// A peer probed with OPTIONS (set_probed) is only counted here: reaching the threshold is
+// reported to the caller, whose probe state machine (control/probe_health.h) owns that
+// peer's down bit; no trial calls for it. Control core only.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +37,14 @@ public:
     {
         if (id < state_.size()) state_[id] = peer_state{};
     }
-    /// A worker's report about a call attempt; `name` is for the log.
-    void on_event(const sip::peer_event& e, const std::string& name, uint64_t now_ms);
+    /// Whether `id` is probed with OPTIONS (see above); false for every id at first.
+    void set_probed(uint32_t id, bool probed)
+    {
+        if (id < state_.size()) state_[id].probed = probed;
+    }
+    /// A worker's report about a call attempt; `name` is for the log. True when a probed
+    /// peer has just reached the threshold: the caller takes it down.
+    bool on_event(const sip::peer_event& e, const std::string& name, uint64_t now_ms);
     /// Starts trials of peers that have been down long enough.
     void tick(uint64_t now_ms, const std::function<std::string(uint32_t)>& name_of);
 
@@ -46,6 +54,7 @@ public:
         unsigned consecutive = 0;
         uint64_t failures = 0;
         std::string why;  ///< last failure, e.g. "503", "timeout", "icmp"
+        uint64_t changes = 0;  ///< flips of the down bit made here (down, trial, up)
     };
     [[nodiscard]] const view& of(uint32_t id) const { return state_[id].v; }
 
@@ -53,6 +62,7 @@ private:
     struct peer_state {
         view v;
         uint64_t down_since = 0;
+        bool probed = false;
     };
     void set_down(uint32_t id, bool down);
 

@@ -214,7 +214,7 @@ constexpr command commands[] = {
     {"stats", "", "packet totals, packets per pipeline stage, drops by reason (non-zero first) and per-worker counters",
      cmd_stats},
     {"calls", "", "active calls: established and being set up, per peer", cmd_calls},
-    {"peers", "", "every peer: region, address, state (up, down, trial, draining, disabled), why, active calls, "
+    {"peers", "", "every peer: region, address, state (up, down, trial, draining, disabled), why, last probe RTT, active calls, "
                   "attempts and failures by cause", cmd_peers},
     {"top", "[--interval S] [--count N]",
      "live view redrawn every S seconds (default 1): per-worker busy %, packets per second in and out, drops per "

@@ -26,6 +26,25 @@ std::string escape(const std::string& s)
     return o;
 }
 
+/// The value of the sbc_peer_state gauge for a state word of peer_report::state.
+int state_number(const std::string& s)
+{
+    static constexpr const char* names[] = {"up", "down", "trial", "draining", "disabled", "canary"};
+    for (int i = 0; i < 6; ++i)
+        if (s == names[i]) return i;
+    return -1;
+}
+
+/// "0.42ms" for the peers table; "-" when no probe was answered (or the peer is not probed).
+std::string rtt_text(const json& p)
+{
+    const double ms = p.contains("last_probe_rtt_ms") && p["last_probe_rtt_ms"].is_number() ? p["last_probe_rtt_ms"].get<double>() : -1;
+    if (ms < 0) return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2fms", ms);
+    return buf;
+}
+
 /// Left-aligned columns, two spaces apart.
 std::string table(const std::vector<std::vector<std::string>>& rows)
 {
@@ -77,7 +96,12 @@ json to_json(const sip_report& r)
                          {"consecutive_failures", p.consecutive_failures},
                          {"attempts", p.attempts},
                          {"active_calls", p.active_calls},
-                         {"failures", f}});
+                         {"failures", f},
+                         {"probe", p.probe},
+                         {"last_probe_rtt_ms", p.last_probe_rtt_ms},
+                         {"probes_sent", p.probes_sent},
+                         {"probes_failed", p.probes_failed},
+                         {"state_changes", p.state_changes}});
     }
     j["peers"] = peers;
     json trunks = json::object(), routes = json::object();
@@ -110,6 +134,26 @@ std::string sip_prometheus(const sip_report& r)
     for (const auto& p : r.peers)
         o << "sbc_peer_up{peer=\"" << escape(p.name) << "\",region=\"" << escape(p.region) << "\"} "
           << (p.state == "up" || p.state == "trial" ? 1 : 0) << "\n";
+    o << "# HELP sbc_peer_state Health state of the peer: 0 up, 1 down, 2 trial, 3 draining, 4 disabled, 5 canary.\n"
+         "# TYPE sbc_peer_state gauge\n";
+    for (const auto& p : r.peers)
+        o << "sbc_peer_state{peer=\"" << escape(p.name) << "\",state=\"" << escape(p.state) << "\"} " << state_number(p.state)
+          << "\n";
+    o << "# HELP sbc_peer_state_changes_total Up/down flips of the peer's health (probes, passive detection, trials).\n"
+         "# TYPE sbc_peer_state_changes_total counter\n";
+    for (const auto& p : r.peers)
+        o << "sbc_peer_state_changes_total{peer=\"" << escape(p.name) << "\"} " << p.state_changes << "\n";
+    o << "# HELP sbc_peer_probes_sent_total OPTIONS probes sent to the peer.\n# TYPE sbc_peer_probes_sent_total counter\n";
+    for (const auto& p : r.peers)
+        if (p.probe == "options") o << "sbc_peer_probes_sent_total{peer=\"" << escape(p.name) << "\"} " << p.probes_sent << "\n";
+    o << "# HELP sbc_peer_probes_failed_total OPTIONS probes that timed out or got a code outside accepted_codes.\n"
+         "# TYPE sbc_peer_probes_failed_total counter\n";
+    for (const auto& p : r.peers)
+        if (p.probe == "options") o << "sbc_peer_probes_failed_total{peer=\"" << escape(p.name) << "\"} " << p.probes_failed << "\n";
+    o << "# HELP sbc_peer_probe_rtt_seconds RTT of the last answered OPTIONS probe.\n# TYPE sbc_peer_probe_rtt_seconds gauge\n";
+    for (const auto& p : r.peers)
+        if (p.last_probe_rtt_ms >= 0)
+            o << "sbc_peer_probe_rtt_seconds{peer=\"" << escape(p.name) << "\"} " << p.last_probe_rtt_ms / 1000.0 << "\n";
     o << "# HELP sbc_peer_active_calls Calls on the peer (set up or established).\n# TYPE sbc_peer_active_calls gauge\n";
     for (const auto& p : r.peers) o << "sbc_peer_active_calls{peer=\"" << escape(p.name) << "\"} " << p.active_calls << "\n";
     o << "# HELP sbc_peer_attempts_total INVITE attempts sent to the peer.\n# TYPE sbc_peer_attempts_total counter\n";
@@ -142,12 +186,12 @@ std::string render_peers_text(const json& j)
     const json s = j.contains("sip") ? j["sip"] : json::object();
     if (!s.value("enabled", false)) return "no peers configured\n";
     std::vector<std::vector<std::string>> rows{
-        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "ACTIVE", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP"}};
+        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "RTT", "ACTIVE", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP"}};
     const json peers = s.contains("peers") ? s["peers"] : json::array();
     for (const auto& p : peers) {
         const json f = p.value("failures", json::object());
         rows.push_back({p.value("name", ""), p.value("region", ""), p.value("address", ""), p.value("state", ""),
-                        p.value("why", "").empty() ? "-" : p.value("why", ""), std::to_string(u(p, "active_calls")),
+                        p.value("why", "").empty() ? "-" : p.value("why", ""), rtt_text(p), std::to_string(u(p, "active_calls")),
                         std::to_string(u(p, "attempts")), std::to_string(u(f, "4xx")), std::to_string(u(f, "5xx")),
                         std::to_string(u(f, "6xx")), std::to_string(u(f, "timeout")), std::to_string(u(f, "icmp"))});
     }

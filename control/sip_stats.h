@@ -25,6 +25,11 @@ struct peer_report {
     uint64_t attempts = 0;
     uint64_t active_calls = 0;
     std::array<uint64_t, 5> failures{};  ///< 4xx, 5xx, 6xx, timeout, icmp
+    std::string probe = "none";          ///< "options": probed (control/probe_runner.h)
+    double last_probe_rtt_ms = -1;       ///< RTT of the last answered probe; -1: none
+    uint64_t probes_sent = 0;
+    uint64_t probes_failed = 0;          ///< timed out or answered with a code not accepted
+    uint64_t state_changes = 0;          ///< up/down flips by health (probes, passive, trials)
 };
 
 struct named_count {

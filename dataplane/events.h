@@ -1,6 +1,7 @@
 // Rare events that workers push to the control core through one multi-producer rte_ring:
 // neighbours seen in ARP, next hops that need resolving, ICMP errors from peers, and the
-// proxy's verdicts on peers (failed, answered) for the control core's passive health.
+// proxy's verdicts on peers (failed, answered) for the control core's passive health, and
+// replies to the control core's OPTIONS probes.
 // Workers enqueue (never block: a full ring is counted and the event dropped); the control
 // core dequeues.
 #pragma once
@@ -16,6 +17,7 @@ enum class event_kind : uint8_t {
     icmp_unreachable = 3,   ///< ICMP destination unreachable about a datagram we sent
     peer_failed = 4,        ///< an attempt to peer `peer_id` failed: `cause` (and `code`)
     peer_answered = 5,      ///< peer `peer_id` answered an attempt with final `code`
+    probe_reply = 6,        ///< a reply `code` to our OPTIONS probe `probe_seq` of peer `peer_id`
 };
 
 /// Why an attempt failed (peer_failed); the values of sip::failure_cause.
@@ -25,11 +27,17 @@ struct event {
     event_kind kind{};
     uint8_t worker = 0;
     uint16_t iface = 0;
-    uint32_t ip = 0;                  ///< host order: neighbour, or the ICMP sender
+    union {
+        uint32_t ip = 0;              ///< host order: neighbour, or the ICMP sender
+        uint32_t probe_rx_tsc8;       ///< probe_reply: the worker's rte_rdtsc() >> 8 at receipt (low 32 bits)
+    };
     std::array<uint8_t, 6> mac{};     ///< neighbour_seen
     uint8_t icmp_type = 0;
     uint8_t icmp_code = 0;
-    uint32_t orig_dst = 0;            ///< icmp_unreachable: destination of the datagram that failed
+    union {
+        uint32_t orig_dst = 0;        ///< icmp_unreachable: destination of the datagram that failed
+        uint32_t probe_seq;           ///< probe_reply: the sequence number from the probe's branch
+    };
     uint16_t orig_src_port = 0;
     uint16_t orig_dst_port = 0;
     uint8_t orig_proto = 0;

@@ -13,6 +13,7 @@
 #include <rte_udp.h>
 
 #include "dataplane/events.h"
+#include "sip-fastpath/probe_branch.h"
 #include "sip-fastpath/proxy_ids.h"
 
 namespace sbc::dataplane {
@@ -179,6 +180,27 @@ bool hand_off(worker& w, int owner, rte_mbuf* m, tally& t) noexcept
     return true;
 }
 
+/// A reply to the control core's OPTIONS probe (our probe branch on the top Via): handed to
+/// the control core as an event, before any transaction lookup; true when it was one. Only
+/// a peer's address may answer a probe (anyone else's "200" would bring a dead peer back).
+bool probe_reply(worker& w, const snapshot& snap, const sip::message& msg, uint32_t src_ip) noexcept
+{
+    const std::string_view branch = msg.text(msg.top_via.branch);
+    if (!sip::is_probe_branch(branch)) return false;  // one prefix compare for every other response
+    sip::probe_id id;
+    // Not well-formed, or not from a peer: the proxy handles it (counted stale or denied).
+    if (!sip::read_probe_branch(branch, id) || !snap.proxy->is_peer_address(src_ip)) return false;
+    event e{};
+    e.kind = event_kind::probe_reply;
+    e.worker = static_cast<uint8_t>(w.id);
+    e.peer_id = id.peer;
+    e.probe_seq = id.seq;
+    e.code = msg.status;
+    e.probe_rx_tsc8 = static_cast<uint32_t>(rte_rdtsc() >> 8);
+    post_event(w, e);
+    return true;
+}
+
 /// One SIP datagram (UDP validated, l2_len and l3_len set): parse, hand off or handle, send.
 void handle_datagram(worker& w, const snapshot& snap, rte_mbuf* m, bool check_owner, uint64_t now_ms,
                      tally& t) noexcept
@@ -231,6 +253,10 @@ void handle_datagram(worker& w, const snapshot& snap, rte_mbuf* m, bool check_ow
     }
     sip::message& msg = w.proxy->parsed();
     const bool parsed = sip::parse(payload, msg) == sip::error::none;
+    if (parsed && msg.is_response() && msg.has_top_via && probe_reply(w, snap, msg, src.ip)) {
+        rte_pktmbuf_free(m);
+        return;
+    }
     if (check_owner && parsed && hand_off(w, sip::message_owner(msg), m, t)) return;
     const sip::arrival a{src, local, static_cast<uint16_t>(trunk), now_ms};
     w.proxy->on_parsed(*snap.proxy, w.shared->peer_health, a, *w.outbox);

@@ -7,7 +7,9 @@
 #
 # Peer order is deterministic: in each region the first peer (.11, .21) has priority 10 and
 # the second (.12, .22) priority 20, so a call always tries .11, then .12, then .21, then .22.
-# Regions use probe = "none": only real calls judge a peer, nothing probes behind a test.
+# Regions use probe = "none": only real calls judge a peer, nothing probes behind a test
+# (SIP_PROBE=options makes sbcd probe every peer with OPTIONS; SIP_HEALTH is appended to
+# the [health] section, e.g. "options_interval_ms = 200").
 #
 # Knobs (set before sip_up): SIP_PASSIVE_DOWN_AFTER (default 100: no peer goes down during
 # a test unless the test wants it), SIP_NO_RESPONSE_MS (1000), SIP_RETRY_AFTER_S (30),
@@ -115,13 +117,13 @@ allow = ["198.18.0.2/32"]
 name = "region1"
 peers = [ { address = "198.18.1.11:5060", priority = 10 },
           { address = "198.18.1.12:5060", priority = 20 } ]
-probe = "none"
+probe = "${SIP_PROBE:-none}"
 
 [[region]]
 name = "region2"
 peers = [ { address = "198.18.2.21:5060", priority = 10 },
           { address = "198.18.2.22:5060", priority = 20 } ]
-probe = "none"
+probe = "${SIP_PROBE:-none}"
 
 [[peer_group]]
 name = "cloud"
@@ -137,6 +139,7 @@ retry_after_s = ${SIP_RETRY_AFTER_S:-30}
 
 [health]
 passive_down_after = ${SIP_PASSIVE_DOWN_AFTER:-100}
+${SIP_HEALTH:-}
 CONF
   if [ -n "${SIP_TRANSACTIONS:-}" ]; then
     printf '\n[limits]\ntransactions_per_worker = %s\n' "$SIP_TRANSACTIONS" >>"$f"

@@ -1,0 +1,129 @@
+// The control core's OPTIONS prober (see probe_runner.h). Control core only.
+#include "control/probe_runner.h"
+
+#include <array>
+#include <cstdio>
+
+#include <rte_cycles.h>
+
+#include "control/probe_send.h"
+
+namespace sbc::control {
+
+probe_runner::probe_runner(dataplane::dataplane_runtime& rt, neighbour_manager& neighbours, log_fn log)
+    : rt_(rt), neighbours_(neighbours), log_(std::move(log)), tsc_hz_(rte_get_tsc_hz() ? rte_get_tsc_hz() : 1)
+{
+}
+
+namespace {
+/// TSC cycles to microseconds without overflow (the remainder times 1e6 fits in 64 bits).
+uint64_t tsc_to_us(uint64_t tsc, uint64_t hz) noexcept
+{
+    return tsc / hz * 1'000'000 + tsc % hz * 1'000'000 / hz;
+}
+}  // namespace
+
+uint64_t probe_runner::now_us() const noexcept
+{
+    return tsc_to_us(rte_rdtsc(), tsc_hz_);
+}
+
+void probe_runner::configure(const config& c, std::shared_ptr<const sip::proxy_tables> tables,
+                             const std::vector<dataplane::interface_info>& interfaces,
+                             const std::vector<uint32_t>& fresh)
+{
+    tables_ = std::move(tables);
+    interfaces_ = interfaces;
+    sched_.set_timing(uint64_t{c.health.options_interval_ms} * 1000, uint64_t{c.health.options_timeout_ms} * 1000);
+    health_.set_policy(probe_policy{c.health.down_after, c.health.up_after, c.health.accepted_codes});
+    for (uint32_t id : fresh) health_.reset(id);
+    std::vector<uint32_t> ids;
+    index_of_.assign(sip::max_peers, sip::no_peer);
+    if (tables_) {
+        for (std::size_t i = 0; i < tables_->peers.size(); ++i) {
+            const sip::peer& p = tables_->peers[i];
+            index_of_[p.id] = static_cast<uint32_t>(i);
+            const std::string& region = p.region < tables_->regions.size() ? tables_->regions[p.region].name : "";
+            bool options = true;
+            for (const auto& rc : c.regions)
+                if (rc.name == region) options = rc.probe == probe_mode::options;
+            if (options) ids.push_back(p.id);
+        }
+    }
+    // A peer that stops being probed forgets its probe verdict (passive health takes over).
+    std::vector<char> keep(sip::max_peers, 0);
+    for (uint32_t id : ids) keep[id] = 1;
+    for (uint32_t id = 0; id < sip::max_peers; ++id) {
+        if (!sched_.probed(id) || keep[id]) continue;
+        if (health_.of(id).down) {
+            const uint32_t old = rt_.shared->peer_health.word[id].load(std::memory_order_relaxed);
+            rt_.shared->peer_health.word[id].store(old & ~sip::peer_state::down, std::memory_order_relaxed);
+        }
+        health_.reset(id);
+    }
+    sched_.set_peers(ids, now_us());
+}
+
+void probe_runner::apply(const health_change& c, const name_fn& name_of)
+{
+    // Relaxed, as every health word: a worker that sees the flip one call late only makes
+    // that call try this peer (or another) first.
+    auto& w = rt_.shared->peer_health.word[c.id];
+    const uint32_t old = w.load(std::memory_order_relaxed);
+    w.store(c.down ? (old | sip::peer_state::down) : (old & ~sip::peer_state::down), std::memory_order_relaxed);
+    log_("peer " + name_of(c.id) + ": " + (c.down ? "up -> down" : "down -> up") + " (" + c.why + ")");
+}
+
+void probe_runner::tick(uint64_t now_ms, const name_fn& name_of)
+{
+    if (!tables_) return;
+    const uint64_t now = now_us();
+    expired_.clear();
+    sched_.expired(now, expired_);
+    for (uint32_t id : expired_)
+        if (auto c = health_.on_timeout(id)) apply(*c, name_of);
+    due_.clear();
+    sched_.due(now, due_);
+    std::array<char, 512> text;
+    for (const probe_due& d : due_) {
+        const uint32_t i = d.id < index_of_.size() ? index_of_[d.id] : sip::no_peer;
+        if (i == sip::no_peer) continue;
+        const sip::peer& p = tables_->peers[i];
+        if (p.trunk >= tables_->trunks.size()) continue;
+        const sip::trunk& t = tables_->trunks[p.trunk];
+        if (t.iface >= interfaces_.size()) continue;
+        const dataplane::interface_info& ifc = interfaces_[t.iface];
+        const std::size_t len = write_probe_options(text, {t.address, t.port, p.address, p.port, p.id, d.seq});
+        const uint32_t hop = ifc.next_hop(p.address);
+        const auto mac = hop != 0 ? rt_.shared->neighbours.lookup(hop) : std::nullopt;
+        if (!mac) {
+            // The probe counts as sent: with no way to the peer it times out, as it should.
+            if (hop != 0) neighbours_.needed(t.iface, hop, now_ms);
+            ++send_failures_;
+            continue;
+        }
+        if (send_udp(rt_, ifc, *mac, t.port, p.address, p.port, {text.data(), len}, ip_id_++) != send_result::sent)
+            ++send_failures_;
+    }
+}
+
+void probe_runner::on_reply(const dataplane::event& e, const name_fn& name_of)
+{
+    // The worker stamped its receipt with TSC >> 8 (low 32 bits): rebuild the full stamp from
+    // now (the reply is at most a few ms old; the 32 bits cover minutes).
+    const uint64_t now_tsc = rte_rdtsc();
+    const uint32_t age8 = static_cast<uint32_t>(now_tsc >> 8) - e.probe_rx_tsc8;
+    const uint64_t rx_tsc = now_tsc - (uint64_t{age8} << 8);
+    const uint64_t rx_us = tsc_to_us(rx_tsc, tsc_hz_);
+    const auto rtt = sched_.on_reply(e.peer_id, e.probe_seq, rx_us);
+    if (!rtt) return;  // late (timed out already) or not ours any more: counted
+    if (auto c = health_.on_reply(e.peer_id, e.code, *rtt)) apply(*c, name_of);
+}
+
+void probe_runner::on_passive_down(uint32_t id, const std::string& why, const name_fn& name_of)
+{
+    if (!sched_.probed(id)) return;
+    if (auto c = health_.on_passive_down(id, why)) apply(*c, name_of);
+}
+
+}  // namespace sbc::control
