@@ -21,7 +21,6 @@ void passive_health::set_down(uint32_t id, bool down)
     // Relaxed: a worker that sees the flip one call late only picks another first choice.
     auto& w = words_.word[id];
     const uint32_t old = w.load(std::memory_order_relaxed);
-    if (((old & sip::peer_state::down) != 0) != down) ++state_[id].v.changes;
     w.store(down ? (old | sip::peer_state::down) : (old & ~sip::peer_state::down), std::memory_order_relaxed);
 }
 
@@ -34,6 +33,7 @@ bool passive_health::on_event(const sip::peer_event& e, const std::string& name,
         if (s.v.down && !s.probed) {
             s.v.down = s.v.trial = false;
             set_down(e.peer_id, false);
+            ++s.v.changes;
             log_("peer " + name + " up: answered a call (" + std::to_string(e.code) + ")");
         }
         return false;
@@ -47,6 +47,7 @@ bool passive_health::on_event(const sip::peer_event& e, const std::string& name,
         s.v.trial = false;
         s.down_since = now_ms;
         set_down(e.peer_id, true);
+        ++s.v.changes;
         log_("peer " + name + " still down: trial call failed (" + s.v.why + ")");
         return false;
     }
@@ -54,6 +55,7 @@ bool passive_health::on_event(const sip::peer_event& e, const std::string& name,
         s.v.down = true;
         s.down_since = now_ms;
         set_down(e.peer_id, true);
+        ++s.v.changes;
         log_("peer " + name + " down: " + std::to_string(s.v.consecutive) + " failures in a row (last: " + s.v.why + ")");
     }
     return false;
@@ -66,6 +68,7 @@ void passive_health::tick(uint64_t now_ms, const std::function<std::string(uint3
         if (s.probed || !s.v.down || s.v.trial || now_ms < s.down_since + policy_.retest_ms) continue;
         s.v.trial = true;
         set_down(id, false);
+        ++s.v.changes;
         log_("peer " + name_of(id) + ": trial calls after " + std::to_string(policy_.retest_ms / 1000) + " s down");
     }
 }

@@ -54,7 +54,7 @@ public:
         unsigned consecutive = 0;
         uint64_t failures = 0;
         std::string why;  ///< last failure, e.g. "503", "timeout", "icmp"
-        uint64_t changes = 0;  ///< flips of the down bit made here (down, trial, up)
+        uint64_t changes = 0;  ///< state changes made here (down, trial, up, trial failed)
     };
     [[nodiscard]] const view& of(uint32_t id) const { return state_[id].v; }
 
