@@ -73,6 +73,11 @@ bool control_loop::publish_config(const config& c, std::string& error)
             rt_.shared->peer_health.word[id].store(0, std::memory_order_relaxed);
             passive_.reset(id);
         }
+        // Canaries last: their health bits are set just before this snapshot goes out.
+        std::vector<std::string> dropped;
+        snap->proxy = canaries_.apply(std::move(snap->proxy), c.node.workers, rt_.shared->peer_health, dropped, error);
+        if (!snap->proxy) return false;
+        for (const auto& n : dropped) std::fprintf(stderr, "sbcd: peer %s: canary dropped, the peer is gone\n", n.c_str());
         peer_names_.assign(sip::max_peers, {});
         for (const auto& p : snap->proxy->peers) peer_names_[p.id] = p.name;
     }
@@ -246,11 +251,12 @@ nlohmann::json control_loop::handle(const nlohmann::json& request)
         // its next call, no snapshot.
         const std::string action = request.value("action", "");
         const std::string name = request.value("name", "");
+        if (action == "canary" || action == "promote") return peer_canary(request);
         uint32_t bit = 0;
         bool set = true;
         if (action == "drain" || action == "undrain") bit = sip::peer_state::draining, set = action == "drain";
         else if (action == "disable" || action == "enable") bit = sip::peer_state::disabled, set = action == "disable";
-        else return {{"ok", false}, {"error", "peer: unknown action '" + action + "' (drain, undrain, disable, enable)"}};
+        else return {{"ok", false}, {"error", "peer: unknown action '" + action + "' (drain, undrain, disable, enable, canary, promote)"}};
         if (!tables_) return {{"ok", false}, {"error", "no peers configured"}};
         std::string known;
         for (const auto& p : tables_->peers) {
@@ -386,6 +392,10 @@ void control_loop::fill_sip(stats_report& r) const
             pr.state_changes = pv.changes;
         }
         if (word & (sip::peer_state::disabled | sip::peer_state::draining)) pr.why = "operator";
+        if (const canary_entry* ce = canaries_.find(p.name)) {
+            pr.canary = ce->describe();
+            if (pr.state == "up") pr.state = "canary";
+        }
         pr.consecutive_failures = v.consecutive;
         for (const auto& w : rt_.workers) {
             if (!w->proxy) continue;

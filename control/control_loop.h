@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control/canary.h"
 #include "control/config.h"
 #include "control/control_socket.h"
 #include "control/metrics_http.h"
@@ -57,6 +58,8 @@ private:
     /// Publishes a snapshot of `c` (generation + 1); false with `error`, nothing changed.
     bool publish_config(const config& c, std::string& error);
     void fill_sip(stats_report& r) const;
+    /// `peer canary NAME --match FIELD:PATTERN` and `peer promote NAME` (control_canary.cc).
+    nlohmann::json peer_canary(const nlohmann::json& request);
 
     config cfg_;
     dataplane::dataplane_runtime& rt_;
@@ -74,6 +77,7 @@ private:
     std::shared_ptr<const sip::proxy_tables> tables_;  ///< as published; control core only
     std::vector<std::string> peer_names_;               ///< by peer id
     passive_health passive_;
+    canary_registry canaries_;  ///< canary peers by name, kept across snapshots and reloads
     probe_runner prober_;  ///< OPTIONS probes and the probed peers' health
     // /metrics is rendered by the control core and served from this copy, so that the HTTP
     // thread never reads control-core state.

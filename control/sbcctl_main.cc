@@ -182,11 +182,33 @@ int cmd_drain(const options& o, std::span<const std::string> args)
 
 int cmd_peer(const options& o, std::span<const std::string> args)
 {
-    if (args.size() != 2) throw usage_error{"peer takes an action (drain, undrain, disable, enable) and a peer name"};
-    const std::string& action = args[0];
-    if (action != "drain" && action != "undrain" && action != "disable" && action != "enable")
-        throw usage_error{"peer: unknown action '" + action + "' (drain, undrain, disable, enable)"};
-    auto r = ask(o, {{"cmd", "peer"}, {"action", action}, {"name", args[1]}});
+    const std::string action = args.empty() ? std::string() : args[0];
+    json request{{"cmd", "peer"}, {"action", action}};
+    if (action == "canary") {
+        // peer canary NAME --match FIELD:PATTERN (the flag before or after the name)
+        std::string name, match;
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            if (args[i] == "--match") {
+                if (i + 1 >= args.size()) throw usage_error{"--match needs FIELD:PATTERN (FIELD: ruri, from or to)"};
+                match = args[++i];
+            } else if (name.empty()) {
+                name = args[i];
+            } else {
+                throw usage_error{"peer canary: unexpected argument '" + args[i] + "'"};
+            }
+        }
+        if (name.empty() || match.empty())
+            throw usage_error{"peer canary takes a peer name and --match FIELD:PATTERN, e.g. --match 'from:^\\+15550100'"};
+        request["name"] = name;
+        request["match"] = match;
+    } else {
+        if (args.size() != 2)
+            throw usage_error{"peer takes an action (drain, undrain, disable, enable, canary, promote) and a peer name"};
+        if (action != "drain" && action != "undrain" && action != "disable" && action != "enable" && action != "promote")
+            throw usage_error{"peer: unknown action '" + action + "' (drain, undrain, disable, enable, canary, promote)"};
+        request["name"] = args[1];
+    }
+    auto r = ask(o, request);
     if (!r) return exit_daemon;
     if (o.json) {
         std::cout << r->dump() << "\n";
@@ -225,9 +247,12 @@ constexpr command commands[] = {
      "the calls up finish; sbcd exits 0 when none is left or after S seconds (default 600). --wait returns "
      "only once sbcd has exited: use it as a Kubernetes preStop hook",
      cmd_drain},
-    {"peer", "drain|undrain|disable|enable NAME",
+    {"peer", "drain|undrain|disable|enable|promote NAME, or canary NAME --match FIELD:PATTERN",
      "take one peer out of rotation or put it back (NAME as `sbcctl peers` shows it): drain stops new calls to it "
-     "while its calls up go on; disable takes it out of service; undrain and enable undo them",
+     "while its calls up go on; disable takes it out of service; undrain and enable undo them. canary sends the "
+     "peer only the new calls whose FIELD (ruri, from or to: the user part) matches PATTERN (a Hyperscan/PCRE "
+     "expression, e.g. 'from:^\\+15550100'), and sends it every such call it can; promote puts it in normal "
+     "rotation. A canary survives reloads",
      cmd_peer},
     {"reload", "", "re-read the config file, validate it and publish it to the workers without stopping calls; "
                    "a file with problems is refused with every problem listed and the running config stays "

@@ -101,7 +101,8 @@ json to_json(const sip_report& r)
                          {"last_probe_rtt_ms", p.last_probe_rtt_ms},
                          {"probes_sent", p.probes_sent},
                          {"probes_failed", p.probes_failed},
-                         {"state_changes", p.state_changes}});
+                         {"state_changes", p.state_changes},
+                         {"canary", p.canary}});
     }
     j["peers"] = peers;
     json trunks = json::object(), routes = json::object();
@@ -133,7 +134,12 @@ std::string sip_prometheus(const sip_report& r)
     o << "# HELP sbc_peer_up 1 when the peer takes new calls.\n# TYPE sbc_peer_up gauge\n";
     for (const auto& p : r.peers)
         o << "sbc_peer_up{peer=\"" << escape(p.name) << "\",region=\"" << escape(p.region) << "\"} "
-          << (p.state == "up" || p.state == "trial" ? 1 : 0) << "\n";
+          << (p.state == "up" || p.state == "trial" || p.state == "canary" ? 1 : 0) << "\n";
+    o << "# HELP sbc_peer_canary 1 while the peer is a canary: it takes only the new calls that match `match`.\n"
+         "# TYPE sbc_peer_canary gauge\n";
+    for (const auto& p : r.peers)
+        o << "sbc_peer_canary{peer=\"" << escape(p.name) << "\",match=\"" << escape(p.canary) << "\"} "
+          << (p.canary.empty() ? 0 : 1) << "\n";
     o << "# HELP sbc_peer_state Health state of the peer: 0 up, 1 down, 2 trial, 3 draining, 4 disabled, 5 canary.\n"
          "# TYPE sbc_peer_state gauge\n";
     for (const auto& p : r.peers)
@@ -186,14 +192,15 @@ std::string render_peers_text(const json& j)
     const json s = j.contains("sip") ? j["sip"] : json::object();
     if (!s.value("enabled", false)) return "no peers configured\n";
     std::vector<std::vector<std::string>> rows{
-        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "RTT", "ACTIVE", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP"}};
+        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "RTT", "ACTIVE", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP", "CANARY"}};
     const json peers = s.contains("peers") ? s["peers"] : json::array();
     for (const auto& p : peers) {
         const json f = p.value("failures", json::object());
         rows.push_back({p.value("name", ""), p.value("region", ""), p.value("address", ""), p.value("state", ""),
                         p.value("why", "").empty() ? "-" : p.value("why", ""), rtt_text(p), std::to_string(u(p, "active_calls")),
                         std::to_string(u(p, "attempts")), std::to_string(u(f, "4xx")), std::to_string(u(f, "5xx")),
-                        std::to_string(u(f, "6xx")), std::to_string(u(f, "timeout")), std::to_string(u(f, "icmp"))});
+                        std::to_string(u(f, "6xx")), std::to_string(u(f, "timeout")), std::to_string(u(f, "icmp")),
+                        p.value("canary", "").empty() ? "-" : p.value("canary", "")});
     }
     return table(rows);
 }

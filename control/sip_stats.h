@@ -19,12 +19,13 @@ struct peer_report {
     std::string region;
     std::string address;   ///< "a.b.c.d:port"
     uint32_t id = 0;
-    std::string state;     ///< "up", "down", "trial", "draining", "disabled"
+    std::string state;     ///< "up", "down", "trial", "draining", "disabled", "canary"
     std::string why;       ///< last failure ("503", "timeout", "icmp unreachable"), or ""
     unsigned consecutive_failures = 0;
     uint64_t attempts = 0;
     uint64_t active_calls = 0;
     std::array<uint64_t, 5> failures{};  ///< 4xx, 5xx, 6xx, timeout, icmp
+    std::string canary;    ///< "from:^\\+15550100" while a canary (only matching calls), else ""
     std::string probe = "none";          ///< "options": probed (control/probe_runner.h)
     double last_probe_rtt_ms = -1;       ///< RTT of the last answered probe; -1: none
     uint64_t probes_sent = 0;

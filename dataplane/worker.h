@@ -69,6 +69,13 @@ struct worker {
     uint64_t pending_tx_packets = 0;
     uint64_t pending_tx_bytes = 0;
     uint64_t pending_tx_dropped = 0;  ///< set by the TX buffer's error callback
+    /// Longest time between the starts of two loop iterations, in TSC cycles: how long the
+    /// worker was away from its queues (a stall behind the control core, a preemption). Written
+    /// by the owner every 64 iterations (relaxed: a value stands alone); the window starts at
+    /// the loop's start or when a reader bumps max_loop_gap_epoch (relaxed: a window that starts
+    /// a few iterations late is still a window).
+    std::atomic<uint64_t> max_loop_gap{0};
+    std::atomic<uint32_t> max_loop_gap_epoch{0};
 };
 
 /// Worker only: queues `m` for transmission on `port` (flushed at the end of the loop).
@@ -103,16 +110,24 @@ void run_loop(worker& w, Process&& process) noexcept
     // would otherwise be charged to the packets that queued up meanwhile.
     uint64_t folded = rte_rdtsc();
     uint64_t loops = 0, busy_loops = 0, busy_cycles = 0;
+    uint64_t prev_start = folded, gap_max = 0;
+    uint32_t gap_epoch = w.max_loop_gap_epoch.load(std::memory_order_relaxed);
     auto fold = [&](uint64_t now) {
         w.counters.loops.add(loops);
         w.counters.busy_loops.add(busy_loops);
         w.counters.busy_cycles.add(busy_cycles);
         w.counters.total_cycles.add(now - folded);
+        const uint32_t epoch = w.max_loop_gap_epoch.load(std::memory_order_relaxed);
+        const uint64_t kept = epoch != gap_epoch ? 0 : w.max_loop_gap.load(std::memory_order_relaxed);
+        w.max_loop_gap.store(kept > gap_max ? kept : gap_max, std::memory_order_relaxed);
+        gap_epoch = epoch;
         folded = now;
-        loops = busy_loops = busy_cycles = 0;
+        loops = busy_loops = busy_cycles = gap_max = 0;
     };
     while (!w.shared->stop.load(std::memory_order_relaxed)) {
         const uint64_t start = rte_rdtsc();
+        if (start - prev_start > gap_max) gap_max = start - prev_start;
+        prev_start = start;
         const snapshot* snap = rcu::dereference(w.shared->snap.current);
         uint32_t work = 0;
         for (uint16_t i = 0; i < w.n_ports; ++i) {

@@ -16,17 +16,37 @@ bool was_tried(std::span<const uint32_t> tried, uint32_t id) noexcept
 
 uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t region, selector sel,
                      std::span<const uint32_t> tried, uint64_t call_hash, select_state& st,
-                     std::span<const std::atomic<uint32_t>> active, bool ignore_down) noexcept
+                     std::span<const std::atomic<uint32_t>> active, bool ignore_down, uint64_t canary_mask) noexcept
 {
     if (region >= t.regions.size()) return no_peer;
-    auto up = [&](uint32_t id) { return ignore_down ? health.usable_when_all_down(id) : health.available(id); };
+    auto matched = [&](const peer& pe) { return pe.canary < max_canaries && ((canary_mask >> pe.canary) & 1) != 0; };
+    auto up_peer = [&](const peer& pe) {
+        const uint32_t w = health.word[pe.id].load(std::memory_order_relaxed);
+        const uint32_t out = ignore_down ? (peer_state::draining | peer_state::disabled) : peer_state::unavailable;
+        if ((w & out) != 0) return false;
+        // A canary takes only the calls that match its pattern. The bit is set before the
+        // snapshot with the pattern is published and cleared before the one without it, so a
+        // worker between the two errs on the side of keeping other calls away.
+        return (w & peer_state::canary) == 0 || matched(pe);
+    };
     const auto& members = t.regions[region].peers;
+    if (canary_mask != 0) {
+        // Matching calls go to a matching canary first: the lowest priority value among them.
+        uint32_t best = no_peer;
+        for (uint32_t p : members) {
+            const peer& pe = t.peers[p];
+            if (!matched(pe) || (health.word[pe.id].load(std::memory_order_relaxed) & peer_state::canary) == 0) continue;
+            if (!up_peer(pe) || was_tried(tried, pe.id)) continue;
+            if (best == no_peer || pe.priority < t.peers[best].priority) best = p;
+        }
+        if (best != no_peer) return best;
+    }
     // Candidates: available, untried, of the lowest priority value among those.
     uint32_t best_prio = 0x10000;
     uint32_t n = 0;
     for (uint32_t p : members) {
         const peer& pe = t.peers[p];
-        if (!up(pe.id) || was_tried(tried, t.peers[p].id)) continue;
+        if (!up_peer(pe) || was_tried(tried, t.peers[p].id)) continue;
         if (pe.priority < best_prio) {
             best_prio = pe.priority;
             n = 0;
@@ -36,7 +56,7 @@ uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t 
     if (n == 0) return no_peer;
     auto eligible = [&](uint32_t p) {
         const peer& pe = t.peers[p];
-        return pe.priority == best_prio && up(pe.id) && !was_tried(tried, t.peers[p].id);
+        return pe.priority == best_prio && up_peer(pe) && !was_tried(tried, t.peers[p].id);
     };
     uint32_t pick_index = 0;  // the pick_index-th eligible peer
     switch (sel) {

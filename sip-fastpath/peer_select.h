@@ -30,10 +30,15 @@ struct select_state {
 /// Picks a peer of region `region` for a call: the available, untried peers of the lowest
 /// priority value, chosen by `sel`; `active` is this worker's active calls per peer id. `tried` holds peer ids (stable across snapshots). `active` (may be empty) gives active calls per peer id
 /// for least_calls; `call_hash` is used by hash_call_id. With `ignore_down`, peers marked down
-/// by health checks count as available (the last resort when no peer is up). Returns a peer index or no_peer.
+/// by health checks count as available (the last resort when no peer is up).
+/// `canary_mask` holds the canary slots whose pattern the call matched (canary_matcher): a peer
+/// whose health word has the canary bit takes only calls whose mask has its slot, and such a
+/// matching canary peer is chosen before any other of the region (the operator wants these
+/// calls to test it). Returns a peer index or no_peer.
 uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t region, selector sel,
                      std::span<const uint32_t> tried, uint64_t call_hash, select_state& st,
-                     std::span<const std::atomic<uint32_t>> active = {}, bool ignore_down = false) noexcept;
+                     std::span<const std::atomic<uint32_t>> active = {}, bool ignore_down = false,
+                     uint64_t canary_mask = 0) noexcept;
 
 /// 64-bit FNV-1a, for Call-ID and branch keys.
 constexpr uint64_t hash_bytes(std::string_view s) noexcept

@@ -3,6 +3,7 @@
 // retry, or give up with the best answer), CANCEL, and the timers of a setup. Worker only.
 #include <cstring>
 
+#include "sip-fastpath/canary_match.h"
 #include "sip-fastpath/proxy_ids.h"
 #include "sip-fastpath/proxy_internal.h"
 #include "sip-fastpath/route_match.h"
@@ -127,6 +128,12 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arriva
     s.gen = gen;
     s.up_key = key;
     s.callid_hash = hash_bytes(m.call_id());
+    if (t.canaries) {
+        // Which canary peers this call may go to (and will, first): one scan per field.
+        const std::array<std::string_view, match_field_count> values{
+            m.ruri.user.in(m.raw), user_of(m.raw, m.from.uri_text), user_of(m.raw, m.to.uri_text), {}};
+        s.canary_mask = t.canaries->match(worker_, values);
+    }
     s.caller = a.src;
     s.local = a.local;
     s.group = group;
@@ -205,7 +212,7 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
         const uint8_t start_region = s.region_pos;
         while (s.region_pos < g.regions.size()) {
             p = select_peer(t, h, g.regions[s.region_pos], g.sel, {s.tried.data(), s.n_tried}, s.callid_hash, select_,
-                            stats_->active_by_peer);
+                            stats_->active_by_peer, false, s.canary_mask);
             if (p != no_peer) break;
             ++s.region_pos;
         }
@@ -215,7 +222,7 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
             // usual order (the marks are a guess from failures; a peer may be back already).
             for (uint8_t r = 0; r < g.regions.size() && p == no_peer; ++r) {
                 p = select_peer(t, h, g.regions[r], g.sel, {s.tried.data(), s.n_tried}, s.callid_hash, select_,
-                                stats_->active_by_peer, true);
+                                stats_->active_by_peer, true, s.canary_mask);
                 if (p != no_peer) s.region_pos = r;
             }
             if (p != no_peer) stats_->add(proxy_counter::all_down_tried);

@@ -44,6 +44,7 @@ enum class setup_state : uint8_t {
 struct proxy::setup {
     uint64_t up_key = 0;       ///< upstream transaction: hash of branch and source
     uint64_t callid_hash = 0;
+    uint64_t canary_mask = 0;  ///< canary slots the INVITE matched (peer_select.h)
     endpoint caller;           ///< where responses go (the request's source)
     endpoint local;            ///< our trunk address the call arrived on; we send from it
     endpoint peer;             ///< the current attempt's peer

@@ -17,6 +17,7 @@
 namespace sbc::sip {
 
 class route_matcher;  // Hyperscan databases, sip-fastpath/route_match.h
+class canary_matcher;  // canary selectors, sip-fastpath/canary_match.h
 
 struct ipv4_net {
     uint32_t addr = 0;  ///< host order, already masked
@@ -42,6 +43,9 @@ struct trunk {
 
 constexpr std::size_t max_peers = 4096;
 constexpr uint32_t no_peer = 0xffffffff;
+/// Canary peers at once: a call's matching canaries are one 64-bit mask.
+constexpr std::size_t max_canaries = 64;
+constexpr uint8_t no_canary = 0xff;
 
 struct peer {
     std::string name;           ///< "region1/198.18.1.11:5060" or the configured name
@@ -52,6 +56,7 @@ struct peer {
     uint16_t weight = 0;        ///< RFC 2782: share within a priority
     uint16_t region = 0;        ///< index into proxy_tables::regions
     uint16_t trunk = 0;         ///< the trunk (local address and port) calls to it leave from
+    uint8_t canary = no_canary; ///< slot of its canary pattern (bit in a call's canary mask), or no_canary
 };
 
 enum class selector : uint8_t { srv, round_robin, least_calls, hash_call_id };
@@ -134,6 +139,7 @@ struct proxy_tables {
     retry_policy retry;
     limits lim;
     std::shared_ptr<const route_matcher> matcher;  ///< compiled routes (null: no routes)
+    std::shared_ptr<const canary_matcher> canaries;  ///< compiled canary patterns (null: no canary)
 
     /// Index of the trunk listening on (address, port), or -1.
     [[nodiscard]] int find_trunk(uint32_t address, uint16_t port) const noexcept

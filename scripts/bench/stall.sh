@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# stall benchmark: do the control core's snapshot publications and health flips slow the
+# workers down?
+#
+# What runs
+#   tests/bench/stall_bench: the production worker loop (dataplane/worker.h run_loop: rx burst,
+#   stage, TX buffer + flush, RCU quiescent state, max loop gap) forwarding 64-byte frames
+#   between two net_ring ports (one 32-packet burst injected per port, as in io.sh), with a
+#   stage that picks a peer per burst with the production select_peer over the published
+#   snapshot (so the worker reads the snapshot pointer and the health words) before swapping
+#   MAC addresses. The main lcore plays the control core and alternates rounds:
+#     idle: it sleeps;
+#     busy: it publishes PUBLISH_PER_S snapshots per second (rcu_xchg_pointer, the old one
+#           freed by call_rcu) and flips FLIPS_PER_S health words per second, paced per ms.
+#   Main lcore on MAIN_CPU, worker on WORKER_CPU, so that the two do not share a CPU.
+#
+# What is reported
+#   per round: forwarded Mpps (the worker's tx counter), drops, the longest gap between two
+#   worker loop iterations, the publish and flip rates reached. Last line:
+#     stall: idle_mpps=X busy_mpps=Y ratio=Z max_loop_gap_us=W
+#   X, Y: medians over ROUNDS rounds of each kind; W: the longest gap in any busy round.
+#   Target: ratio >= 0.98 and no drops. On a shared 2-CPU machine, other processes preempt the
+#   worker now and then: the gap then shows the preemption, in idle rounds as much as in busy
+#   ones (the idle figure is printed above the last line for comparison).
+#
+# Usage (root): scripts/bench/stall.sh   env: ROUNDS (5), SECONDS_PER_ROUND (2), BUILD_DIR (build),
+#                                            MAIN_CPU (0), WORKER_CPU (1), PUBLISH_PER_S (1000),
+#                                            FLIPS_PER_S (10000)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+rounds=${ROUNDS:-5}
+seconds=${SECONDS_PER_ROUND:-2}
+build=${BUILD_DIR:-build}
+main_cpu=${MAIN_CPU:-0}
+worker_cpu=${WORKER_CPU:-1}
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "stall.sh: needs root (DPDK EAL)" >&2
+  exit 1
+fi
+scripts/setup-deps.sh
+[ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
+ninja -C "$build" tests/bench/stall_bench >/dev/null
+
+exec "$build/tests/bench/stall_bench" --rounds "$rounds" --seconds "$seconds" \
+  --publish-per-s "${PUBLISH_PER_S:-1000}" --flips-per-s "${FLIPS_PER_S:-10000}" -- \
+  --lcores "0@${main_cpu},1@${worker_cpu}" --no-huge -m 1024 --no-pci \
+  --vdev=net_ring0 --vdev=net_ring1 --log-level=lib.eal:error --file-prefix="sbc-stall-$$"

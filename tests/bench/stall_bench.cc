@@ -1,0 +1,291 @@
+// stall benchmark: does the control core's publishing stall the workers? The production worker
+// loop (run_loop from dataplane/worker.h: rx burst, process, TX flush, RCU quiescent state per
+// iteration, max loop gap) forwards on a pair of net_ring ports, as in io_bench, around a stage
+// that per burst reads the published snapshot's peer table and picks a peer with the production
+// select_peer (so it reads the health words the control core flips), swaps MAC addresses and
+// sends the burst out of the other port. Meanwhile the main lcore, standing in for the control
+// core, alternates rounds:
+//   idle: sleeps;
+//   busy: publishes 1,000 snapshots per second (a fresh snapshot object through rcu_xchg_pointer,
+//         the old one freed with call_rcu after the grace period) and flips 10,000 health words
+//         per second (relaxed stores of the `down` bit on 64 peers), paced per millisecond.
+// Each round: forwarded packets per second (the worker's tx counter), drops (the worker's drop
+// counters), the longest gap between two loop iterations, and in busy rounds the publish and
+// flip rates reached. Last lines: the medians over the rounds of each kind and
+//   stall: idle_mpps=X busy_mpps=Y ratio=Z max_loop_gap_us=W
+// (W: the longest gap seen in any busy round). Driven by scripts/bench/stall.sh.
+//
+//   stall_bench [--rounds N] [--seconds S] [--publish-per-s P] [--flips-per-s F] -- EAL args
+//   (EAL args with exactly two net_ring vdevs and two lcores: main and one worker)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_launch.h>
+
+#include "control/snapshot_build.h"
+#include "dataplane/runtime.h"
+#include "dataplane/worker.h"
+#include "sip-fastpath/peer_select.h"
+
+namespace {
+
+namespace dp = sbc::dataplane;
+namespace sip = sbc::sip;
+using clock_type = std::chrono::steady_clock;
+
+constexpr uint32_t bench_peers = 64;
+
+/// Macswap to the other port, after one peer choice per burst from the snapshot (as a new call
+/// would make): the worker reads what the control core publishes and flips.
+struct select_and_forward_stage {
+    sip::select_state* st;
+    uint64_t* picks;
+    uint32_t poll(dp::worker&, const dp::snapshot&, uint64_t) const noexcept { return 0; }
+    void burst(dp::worker& w, const dp::snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n) const noexcept
+    {
+        if (snap.proxy) {
+            const uint32_t p = sip::select_peer(*snap.proxy, w.shared->peer_health, 0, sip::selector::srv, {}, 0, *st);
+            if (p != sip::no_peer) ++*picks;
+        }
+        const uint16_t out = port == w.ports[0] ? w.ports[1] : w.ports[0];
+        for (uint16_t i = 0; i < n; ++i) {
+            auto* eth = rte_pktmbuf_mtod(pkts[i], rte_ether_hdr*);
+            const rte_ether_addr a = eth->src_addr;
+            eth->src_addr = eth->dst_addr;
+            eth->dst_addr = a;
+            dp::tx_enqueue(w, out, pkts[i]);
+        }
+    }
+};
+
+struct worker_arg {
+    dp::worker* w;
+    sip::select_state st;
+    uint64_t picks = 0;
+};
+
+bool inject_burst(rte_mempool* pool, uint16_t port)
+{
+    std::array<rte_mbuf*, dp::burst_size> pkts;
+    if (rte_pktmbuf_alloc_bulk(pool, pkts.data(), dp::burst_size) != 0) return false;
+    for (auto* m : pkts) {
+        char* p = rte_pktmbuf_append(m, 64);
+        std::memset(p, 0, 64);
+        auto* eth = reinterpret_cast<rte_ether_hdr*>(p);
+        const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x01}, src[6] = {0x02, 0, 0, 0, 0, 0x02};
+        std::memcpy(eth->dst_addr.addr_bytes, dst, 6);
+        std::memcpy(eth->src_addr.addr_bytes, src, 6);
+        eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+    }
+    const uint16_t sent = rte_eth_tx_burst(port, 0, pkts.data(), dp::burst_size);
+    if (sent < dp::burst_size) rte_pktmbuf_free_bulk(pkts.data() + sent, dp::burst_size - sent);
+    return sent == dp::burst_size;
+}
+
+std::shared_ptr<const sip::proxy_tables> bench_tables()
+{
+    auto t = std::make_shared<sip::proxy_tables>();
+    sip::region r{"r1", {}};
+    for (uint32_t i = 0; i < bench_peers; ++i) {
+        sip::peer p;
+        p.name = "r1/peer" + std::to_string(i);
+        p.id = i;
+        p.address = 0xc6120100u + i;  // 198.18.1.x
+        p.priority = static_cast<uint16_t>(i / 16);
+        p.weight = static_cast<uint16_t>(10 + i % 7);
+        t->peers.push_back(p);
+        r.peers.push_back(i);
+    }
+    t->regions.push_back(r);
+    t->groups.push_back({"g1", {0}, sip::selector::srv});
+    return t;
+}
+
+std::unique_ptr<dp::snapshot> make_snapshot(uint64_t gen, const std::shared_ptr<const sip::proxy_tables>& t)
+{
+    auto s = std::make_unique<dp::snapshot>();
+    s->generation = gen;
+    s->proxy = t;
+    s->index_interfaces();
+    return s;
+}
+
+double median(std::vector<double> v)
+{
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+struct round_result {
+    double mpps = 0;
+    uint64_t drops = 0;
+    double max_gap_us = 0;
+    double publish_per_s = 0;
+    double flips_per_s = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    unsigned rounds = 5, seconds = 2, publish_per_s = 1000, flips_per_s = 10000;
+    int i = 1;
+    for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
+        const std::string a = argv[i];
+        auto value = [&] { return static_cast<unsigned>(std::atoi(argv[++i])); };
+        if (a == "--rounds" && i + 1 < argc) rounds = value();
+        else if (a == "--seconds" && i + 1 < argc) seconds = value();
+        else if (a == "--publish-per-s" && i + 1 < argc) publish_per_s = value();
+        else if (a == "--flips-per-s" && i + 1 < argc) flips_per_s = value();
+        else {
+            std::fprintf(stderr, "usage: stall_bench [--rounds N] [--seconds S] [--publish-per-s P] [--flips-per-s F] "
+                                 "-- EAL args\n");
+            return 2;
+        }
+    }
+    if (rounds == 0 || seconds == 0 || publish_per_s == 0 || publish_per_s > 1000 || flips_per_s % publish_per_s != 0) {
+        std::fprintf(stderr, "stall_bench: rounds and seconds > 0, publish rate 1..1000/s, flips a multiple of it\n");
+        return 2;
+    }
+    std::vector<char*> eal{argv[0]};
+    for (++i; i < argc; ++i) eal.push_back(argv[i]);
+    eal.push_back(nullptr);
+    if (rte_eal_init(static_cast<int>(eal.size() - 1), eal.data()) < 0) {
+        std::fprintf(stderr, "stall_bench: EAL init failed: %s\n", rte_strerror(rte_errno));
+        return 1;
+    }
+    if (rte_eth_dev_count_avail() != 2) {
+        std::fprintf(stderr, "stall_bench: needs exactly two ports (two net_ring vdevs), found %u\n",
+                     rte_eth_dev_count_avail());
+        return 1;
+    }
+    std::vector<std::string> devices;
+    uint16_t pid = 0;
+    RTE_ETH_FOREACH_DEV(pid)
+    {
+        char name[RTE_ETH_NAME_MAX_LEN];
+        rte_eth_dev_get_name_by_port(pid, name);
+        devices.emplace_back(name);
+    }
+    std::string error;
+    dp::port_options po;
+    po.workers = 1;
+    auto rt = dp::start_dataplane(devices, po, error);
+    if (rt == nullptr) {
+        std::fprintf(stderr, "stall_bench: %s\n", error.c_str());
+        return 1;
+    }
+    const auto tables = bench_tables();
+    uint64_t generation = 1;
+    sbc::control::publish_snapshot(rt->shared->snap, make_snapshot(generation, tables));
+    dp::worker& w = *rt->workers[0];
+    for (const auto& p : rt->ports) {
+        if (!inject_burst(w.pool, p.port_id)) {
+            std::fprintf(stderr, "stall_bench: cannot inject the first burst on %s\n", p.device.c_str());
+            return 1;
+        }
+    }
+    worker_arg arg{&w, {}, 0};
+    if (rte_eal_remote_launch(
+            [](void* a) -> int {
+                auto* wa = static_cast<worker_arg*>(a);
+                dp::run_loop(*wa->w, select_and_forward_stage{&wa->st, &wa->picks});
+                return 0;
+            },
+            &arg, w.lcore) != 0) {
+        std::fprintf(stderr, "stall_bench: cannot launch the worker on lcore %u\n", w.lcore);
+        return 1;
+    }
+    rt->launched = true;
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // warm-up
+
+    const double tsc_per_us = static_cast<double>(rte_get_tsc_hz()) / 1e6;
+    const unsigned flips_per_publish = flips_per_s / publish_per_s;
+    const auto tick = std::chrono::microseconds(1'000'000 / publish_per_s);
+    auto& words = rt->shared->peer_health.word;
+    uint32_t flip_next = 0;
+
+    auto run_round = [&](bool busy) {
+        round_result r;
+        w.max_loop_gap_epoch.fetch_add(1, std::memory_order_relaxed);
+        const auto before = dp::snapshot_of(w.counters);
+        const auto t0 = clock_type::now();
+        const auto end = t0 + std::chrono::seconds(seconds);
+        uint64_t published = 0, flipped = 0;
+        if (!busy) {
+            std::this_thread::sleep_until(end);
+        } else {
+            // Paced per tick; a tick missed (the main thread preempted) is caught up at once,
+            // so that the rate over the round is what was asked for.
+            for (uint64_t k = 0;; ++k) {
+                const auto due = t0 + tick * k;
+                if (due >= end) break;
+                std::this_thread::sleep_until(due);
+                sbc::control::publish_snapshot(rt->shared->snap, make_snapshot(++generation, tables));
+                ++published;
+                for (unsigned f = 0; f < flips_per_publish; ++f) {
+                    // One peer's `down` bit per flip, round the table. Relaxed, as the control
+                    // core does it: the only writer, and workers need no ordering with it.
+                    auto& word = words[flip_next];
+                    word.store(word.load(std::memory_order_relaxed) ^ sip::peer_state::down, std::memory_order_relaxed);
+                    flip_next = (flip_next + 1) % bench_peers;
+                    ++flipped;
+                }
+            }
+            std::this_thread::sleep_until(end);
+        }
+        const auto t1 = clock_type::now();
+        // The worker folds its counters every 64 iterations: let it fold once more.
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        const auto after = dp::snapshot_of(w.counters);
+        const auto d = dp::difference(before, after);
+        const double secs = std::chrono::duration<double>(t1 - t0).count();
+        r.mpps = static_cast<double>(d.tx_packets) / secs / 1e6;
+        r.drops = d.drops_total();
+        r.max_gap_us = static_cast<double>(w.max_loop_gap.load(std::memory_order_relaxed)) / tsc_per_us;
+        r.publish_per_s = static_cast<double>(published) / secs;
+        r.flips_per_s = static_cast<double>(flipped) / secs;
+        return r;
+    };
+
+    std::vector<double> idle_rates, busy_rates;
+    double busy_gap = 0, idle_gap = 0;
+    uint64_t drops = 0;
+    for (unsigned rr = 0; rr < rounds; ++rr) {
+        for (bool busy : {false, true}) {
+            const round_result r = run_round(busy);
+            (busy ? busy_rates : idle_rates).push_back(r.mpps);
+            double& gap = busy ? busy_gap : idle_gap;
+            gap = std::max(gap, r.max_gap_us);
+            drops += r.drops;
+            std::printf("round %u %s: forwarded_mpps=%.3f drops=%lu max_loop_gap_us=%.1f publish_per_s=%.0f "
+                        "flips_per_s=%.0f\n",
+                        rr + 1, busy ? "busy" : "idle", r.mpps, static_cast<unsigned long>(r.drops), r.max_gap_us,
+                        r.publish_per_s, r.flips_per_s);
+            std::fflush(stdout);
+        }
+    }
+    dp::stop_dataplane(*rt);
+    sbc::control::retire_snapshot(rt->shared->snap);
+    const uint64_t picks = arg.picks;
+    rt.reset();
+    const double idle = median(idle_rates), busy = median(busy_rates);
+    std::printf("bursts_with_a_peer_picked=%lu drops_total=%lu idle_max_loop_gap_us=%.1f\n",
+                static_cast<unsigned long>(picks), static_cast<unsigned long>(drops), idle_gap);
+    std::printf("stall: idle_mpps=%.3f busy_mpps=%.3f ratio=%.3f max_loop_gap_us=%.1f\n", idle, busy,
+                idle > 0 ? busy / idle : 0.0, busy_gap);
+    rte_eal_cleanup();
+    return 0;
+}
