@@ -15,8 +15,11 @@
 #   Main lcore on MAIN_CPU, worker on WORKER_CPU, so that the two do not share a CPU.
 #
 # What is reported
-#   per round: forwarded Mpps (the worker's tx counter), drops, the longest gap between two
-#   worker loop iterations, the publish and flip rates reached. Last line:
+#   per round: forwarded Mpps (the worker's tx counter), the worker thread's share of the CPU
+#   (/proc schedstat) and Mpps per second of that CPU time, drops, the longest gap between two
+#   worker loop iterations, the publish and flip rates reached. Then the medians of the
+#   per-CPU-second rates (`per_cpu_second: idle_mpps=.. busy_mpps=.. ratio=..`: what the control
+#   core costs the worker, other processes' preemption set aside) and, last line:
 #     stall: idle_mpps=X busy_mpps=Y ratio=Z max_loop_gap_us=W
 #   X, Y: medians over ROUNDS rounds of each kind; W: the longest gap in any busy round.
 #   Target: ratio >= 0.98 and no drops. On a shared 2-CPU machine, other processes preempt the

@@ -9,15 +9,23 @@
 //   busy: publishes 1,000 snapshots per second (a fresh snapshot object through rcu_xchg_pointer,
 //         the old one freed with call_rcu after the grace period) and flips 10,000 health words
 //         per second (relaxed stores of the `down` bit on 64 peers), paced per millisecond.
-// Each round: forwarded packets per second (the worker's tx counter), drops (the worker's drop
-// counters), the longest gap between two loop iterations, and in busy rounds the publish and
-// flip rates reached. Last lines: the medians over the rounds of each kind and
+// Each round: forwarded packets per second (the worker's tx counter), the share of the round the
+// worker thread was on its CPU (/proc schedstat) and the packets per second of that CPU time,
+// drops (the worker's drop counters), the longest gap between two loop iterations, and in busy
+// rounds the publish and flip rates reached. On a shared machine other processes take the
+// worker's CPU now and then; the per-CPU-second rate sets that aside and is printed as
+// `per_cpu_second: idle_mpps=.. busy_mpps=.. ratio=..`. Last line: the medians over the rounds
+// of each kind of the wall-clock rates and
 //   stall: idle_mpps=X busy_mpps=Y ratio=Z max_loop_gap_us=W
 // (W: the longest gap seen in any busy round). Driven by scripts/bench/stall.sh.
 //
 //   stall_bench [--rounds N] [--seconds S] [--publish-per-s P] [--flips-per-s F] -- EAL args
 //   (EAL args with exactly two net_ring vdevs and two lcores: main and one worker)
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -73,7 +81,20 @@ struct worker_arg {
     dp::worker* w;
     sip::select_state st;
     uint64_t picks = 0;
+    std::atomic<pid_t> tid{0};
 };
+
+/// CPU time the kernel gave thread `tid` so far, in ns (/proc schedstat: time on the CPU).
+uint64_t thread_run_ns(pid_t tid)
+{
+    const std::string path = "/proc/self/task/" + std::to_string(tid) + "/schedstat";
+    std::FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) return 0;
+    unsigned long long run = 0;
+    if (std::fscanf(f, "%llu", &run) != 1) run = 0;
+    std::fclose(f);
+    return run;
+}
 
 bool inject_burst(rte_mempool* pool, uint16_t port)
 {
@@ -130,6 +151,8 @@ double median(std::vector<double> v)
 
 struct round_result {
     double mpps = 0;
+    double cpu_share = 0;   ///< of the round's wall time, how much the worker thread was on its CPU
+    double mpps_per_cpu = 0;  ///< packets per second of CPU time the worker actually had
     uint64_t drops = 0;
     double max_gap_us = 0;
     double publish_per_s = 0;
@@ -197,10 +220,11 @@ int main(int argc, char** argv)
             return 1;
         }
     }
-    worker_arg arg{&w, {}, 0};
+    worker_arg arg{&w, {}, 0, {}};
     if (rte_eal_remote_launch(
             [](void* a) -> int {
                 auto* wa = static_cast<worker_arg*>(a);
+                wa->tid.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_relaxed);
                 dp::run_loop(*wa->w, select_and_forward_stage{&wa->st, &wa->picks});
                 return 0;
             },
@@ -221,6 +245,7 @@ int main(int argc, char** argv)
         round_result r;
         w.max_loop_gap_epoch.fetch_add(1, std::memory_order_relaxed);
         const auto before = dp::snapshot_of(w.counters);
+        const uint64_t run0 = thread_run_ns(arg.tid.load(std::memory_order_relaxed));
         const auto t0 = clock_type::now();
         const auto end = t0 + std::chrono::seconds(seconds);
         uint64_t published = 0, flipped = 0;
@@ -247,12 +272,15 @@ int main(int argc, char** argv)
             std::this_thread::sleep_until(end);
         }
         const auto t1 = clock_type::now();
+        const uint64_t run1 = thread_run_ns(arg.tid.load(std::memory_order_relaxed));
         // The worker folds its counters every 64 iterations: let it fold once more.
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
         const auto after = dp::snapshot_of(w.counters);
         const auto d = dp::difference(before, after);
         const double secs = std::chrono::duration<double>(t1 - t0).count();
         r.mpps = static_cast<double>(d.tx_packets) / secs / 1e6;
+        r.cpu_share = static_cast<double>(run1 - run0) / 1e9 / secs;
+        r.mpps_per_cpu = run1 > run0 ? static_cast<double>(d.tx_packets) / (static_cast<double>(run1 - run0) / 1e9) / 1e6 : 0;
         r.drops = d.drops_total();
         r.max_gap_us = static_cast<double>(w.max_loop_gap.load(std::memory_order_relaxed)) / tsc_per_us;
         r.publish_per_s = static_cast<double>(published) / secs;
@@ -260,20 +288,21 @@ int main(int argc, char** argv)
         return r;
     };
 
-    std::vector<double> idle_rates, busy_rates;
+    std::vector<double> idle_rates, busy_rates, idle_cpu_rates, busy_cpu_rates;
     double busy_gap = 0, idle_gap = 0;
     uint64_t drops = 0;
     for (unsigned rr = 0; rr < rounds; ++rr) {
         for (bool busy : {false, true}) {
             const round_result r = run_round(busy);
             (busy ? busy_rates : idle_rates).push_back(r.mpps);
+            (busy ? busy_cpu_rates : idle_cpu_rates).push_back(r.mpps_per_cpu);
             double& gap = busy ? busy_gap : idle_gap;
             gap = std::max(gap, r.max_gap_us);
             drops += r.drops;
-            std::printf("round %u %s: forwarded_mpps=%.3f drops=%lu max_loop_gap_us=%.1f publish_per_s=%.0f "
-                        "flips_per_s=%.0f\n",
-                        rr + 1, busy ? "busy" : "idle", r.mpps, static_cast<unsigned long>(r.drops), r.max_gap_us,
-                        r.publish_per_s, r.flips_per_s);
+            std::printf("round %u %s: forwarded_mpps=%.3f worker_cpu=%.0f%% mpps_per_cpu_s=%.3f drops=%lu "
+                        "max_loop_gap_us=%.1f publish_per_s=%.0f flips_per_s=%.0f\n",
+                        rr + 1, busy ? "busy" : "idle", r.mpps, 100 * r.cpu_share, r.mpps_per_cpu,
+                        static_cast<unsigned long>(r.drops), r.max_gap_us, r.publish_per_s, r.flips_per_s);
             std::fflush(stdout);
         }
     }
@@ -282,8 +311,13 @@ int main(int argc, char** argv)
     const uint64_t picks = arg.picks;
     rt.reset();
     const double idle = median(idle_rates), busy = median(busy_rates);
+    const double idle_cpu = median(idle_cpu_rates), busy_cpu = median(busy_cpu_rates);
     std::printf("bursts_with_a_peer_picked=%lu drops_total=%lu idle_max_loop_gap_us=%.1f\n",
                 static_cast<unsigned long>(picks), static_cast<unsigned long>(drops), idle_gap);
+    // Per second of CPU the worker had: what the control core costs it, preemption by other
+    // processes on a shared machine set aside.
+    std::printf("per_cpu_second: idle_mpps=%.3f busy_mpps=%.3f ratio=%.3f\n", idle_cpu, busy_cpu,
+                idle_cpu > 0 ? busy_cpu / idle_cpu : 0.0);
     std::printf("stall: idle_mpps=%.3f busy_mpps=%.3f ratio=%.3f max_loop_gap_us=%.1f\n", idle, busy,
                 idle > 0 ? busy / idle : 0.0, busy_gap);
     rte_eal_cleanup();
