@@ -69,7 +69,13 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print 0; else if (NR%2) pri
 field() { grep -E "$2" "$1" | head -n 1 | sed -n "s/.*[ ]$3=\([0-9.]*\).*/\1/p"; }
 
 flow_counts=(1000 100000 1000000)
-for r in $(seq 1 "$runs"); do
+# A run in which the worker got no CPU at all for a mode (another process pinned to the same
+# CPU) has no samples there; it is repeated, up to RUNS more times in all.
+r=0
+attempts=0
+while [ "$r" -lt "$runs" ] && [ "$attempts" -lt $((2 * runs)) ]; do
+  attempts=$((attempts + 1))
+  r=$((r + 1))
   log="$logs/sbc.$r.log"
   # The 1,000,000-flow run comes first after the ceiling: its RSS growth is then the first
   # allocation of flow state in the process (later runs reuse freed heap).
@@ -78,6 +84,14 @@ for r in $(seq 1 "$runs"); do
     --file-prefix="sbc-rtp-$$-$r" --log-level=lib.eal:error --log-level=user1:warning >"$log" 2>&1 ||
     { tail -20 "$log" >&2; exit 1; }
   grep -E '^(mode=|  drop )' "$log" | sed "s/^/run $r: /"
+  if grep -E '^mode=' "$log" | grep -q ' mpps=0.000 '; then
+    echo "run $r: the worker got no CPU in some mode (machine busy); run repeated" >&2
+    r=$((r - 1))
+    continue
+  fi
+  if grep -E '^mode=' "$log" | awk '{for (i = 1; i <= NF; i++) if ($i ~ /^cpu_share=/) {split($i, a, "="); if (a[2] < 0.5) busy = 1}} END {exit !busy}'; then
+    echo "run $r: warning: the worker got under half of CPU $worker_cpu (other load there); per-CPU figures hold, shared caches may not" >&2
+  fi
   field "$log" '^mode=ceiling' mpps >> "$logs/ceiling"
   for f in "${flow_counts[@]}"; do
     field "$log" "^mode=relay flows=$f " mpps >> "$logs/sbc.$f"
@@ -86,6 +100,7 @@ for r in $(seq 1 "$runs"); do
   done
   [ -s "$logs/bytes" ] || field "$log" '^mode=relay flows=1000000 ' bytes_per_flow > "$logs/bytes"
 done
+[ "$r" -eq "$runs" ] || { echo "rtp.sh: only $r of $runs runs had the worker running (machine busy)" >&2; exit 1; }
 
 # rtpengine: one daemon, several measured rounds.
 ng_port=$((22300 + $$ % 500))

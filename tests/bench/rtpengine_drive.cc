@@ -319,8 +319,9 @@ int main(int argc, char** argv)
         const double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
         const double got = static_cast<double>(rx1 - rx0);
         const double cpu = cpu1 - cpu0;
+        // A round in which rtpengine hardly ran (another process held its CPU) says nothing.
         const double per_cpu = cpu > 0.05 ? got / cpu / 1e6 : 0;
-        rates.push_back(per_cpu);
+        if (cpu > 0.05) rates.push_back(per_cpu);
         std::printf("round %u: received=%lu secs=%.2f rtpengine_cpu_s=%.2f mpps_wall=%.4f mpps_per_cpu=%.4f sent=%lu\n",
                     r + 1, static_cast<unsigned long>(rx1 - rx0), secs, cpu, got / secs / 1e6, per_cpu,
                     static_cast<unsigned long>(round_sent));
