@@ -91,7 +91,7 @@ enum class probe_mode : uint8_t { options, none };
 /// One `[[region]]`: peers given statically (`peers`) or by a DNS SRV name (`srv`), exactly one.
 struct region_config {
     std::string name;
-    std::string srv;                   ///< "_sip._udp.x"; stored, resolved by a later release (sbcd refuses it for now)
+    std::string srv;                   ///< "_sip._udp.x": peers come from DNS (control/dns.h); "" when `peers` is given
     std::vector<peer_config> peers;    ///< static list, in file order
     probe_mode probe = probe_mode::options;
     std::string trunk;                 ///< trunk calls to its peers leave from; "": chosen by address (docs/config.md)
@@ -144,6 +144,16 @@ struct health_config {
     unsigned retest_interval_ms = 30000;   ///< probe = "none": one trial call after this, 1000..3600000
 };
 
+/// `[dns]`: the DNS servers that resolve `srv` regions, and how their answers are kept.
+struct dns_config {
+    std::vector<std::string> servers;  ///< "A.B.C.D" (port 53) or "A.B.C.D:PORT", tried in order; empty: /etc/resolv.conf
+    unsigned timeout_ms = 1000;        ///< per try, 100..30000
+    unsigned tries = 2;                ///< per server, 1..10
+    unsigned min_refresh_ms = 1000;    ///< floor of the refresh at 3/4 of the TTL, 100..3600000
+    unsigned retry_ms = 1000;          ///< next try after a failed refresh, 100..600000
+    bool serve_stale = true;           ///< keep the last good answer while refreshes fail, past its TTL too
+};
+
 /// The whole file.
 struct config {
     std::string path;  ///< where it was read from
@@ -159,6 +169,7 @@ struct config {
     retry_config retry;
     limits_config limits;
     health_config health;
+    dns_config dns;
 };
 
 /// A problem in the file: where it is and what is wrong with it.

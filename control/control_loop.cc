@@ -59,10 +59,12 @@ control_loop::control_loop(config cfg, dataplane::dataplane_runtime& rt)
 bool control_loop::publish_config(const config& c, std::string& error)
 {
     const uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;
+    if (!dns_.prepare(c, error)) return false;
+    const std::vector<learned_region> learned = dns_.peers_for(c);
     auto snap = build_snapshot(c, rt_.ports, gen, error);
     if (!snap) return false;
     if (!c.trunks.empty()) {
-        snap->proxy = build_proxy_tables(c, snap->interfaces, c.node.workers, ids_, error);
+        snap->proxy = build_proxy_tables(c, snap->interfaces, c.node.workers, ids_, error, &learned);
         if (!snap->proxy) return false;
         // New and freed ids start with a clean health word and history.
         for (uint32_t id : ids_.added()) {
@@ -96,6 +98,8 @@ bool control_loop::publish_config(const config& c, std::string& error)
     }
     publish_snapshot(rt_.shared->snap, std::move(snap));
     generation_.store(gen, std::memory_order_relaxed);
+    dns_.commit(c, learned);
+    if (state_.load(std::memory_order_relaxed) != 0) resolve_peer_hops();  // at start: run() does it
     return true;
 }
 
@@ -333,6 +337,7 @@ stats_report control_loop::report() const
     }
     r.neighbours = rt_.shared->neighbours.entries().size();
     r.icmp_unreachable = icmp_unreachable_;
+    r.dns = dns_.report(cfg_, now_ms());
     fill_sip(r);
     return r;
 }
@@ -397,6 +402,7 @@ void control_loop::fill_sip(stats_report& r) const
             if (pr.state == "up") pr.state = "canary";
         }
         pr.consecutive_failures = v.consecutive;
+        pr.source = dns_.source_of(cfg_, p.region, p.address, p.port);
         for (const auto& w : rt_.workers) {
             if (!w->proxy) continue;
             const auto& st = w->proxy->stats();
@@ -413,16 +419,7 @@ int control_loop::run()
     neighbours_.set_interfaces(interfaces_, now_ms());
     // Resolve every peer's next hop now, so that the first INVITE to a peer is not lost to
     // an unresolved MAC (workers drop, they do not queue).
-    if (tables_) {
-        for (const auto& p : tables_->peers) {
-            for (uint16_t i = 0; i < interfaces_.size(); ++i) {
-                const uint32_t hop = interfaces_[i].next_hop(p.address);
-                if (hop == 0) continue;
-                if (!rt_.shared->neighbours.lookup(hop)) neighbours_.needed(i, hop, now_ms());
-                break;
-            }
-        }
-    }
+    resolve_peer_hops();
     state_.store(1, std::memory_order_relaxed);
     std::fprintf(stderr, "sbcd: %s running: %zu interface(s), %zu worker(s), control socket %s%s%s\n",
                  cfg_.node.name.c_str(), interfaces_.size(), rt_.workers.size(), cfg_.node.control_socket.c_str(),
@@ -433,6 +430,11 @@ int control_loop::run()
         const uint64_t now = now_ms();
         drain_events(now);
         prober_.tick(now, [this](uint32_t id) { return peer_name(id); });
+        if (dns_.poll(now)) {
+            // DNS changed a region's peers (or a peer gone from DNS has no call left).
+            std::string err;
+            if (!publish_config(cfg_, err)) std::fprintf(stderr, "sbcd: DNS peers not published: %s\n", err.c_str());
+        }
         if (now - last_tick >= 100) {
             neighbours_.tick(now);
             passive_.tick(now, [this](uint32_t id) { return peer_name(id); });

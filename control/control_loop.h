@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "control/canary.h"
 #include "control/config.h"
 #include "control/control_socket.h"
+#include "control/dns.h"
 #include "control/metrics_http.h"
 #include "control/neighbours.h"
 #include "control/passive_health.h"
@@ -58,6 +60,11 @@ private:
     /// Publishes a snapshot of `c` (generation + 1); false with `error`, nothing changed.
     bool publish_config(const config& c, std::string& error);
     void fill_sip(stats_report& r) const;
+    /// Whether the peer of that peer_ids key has calls on any worker (control_dns.cc).
+    [[nodiscard]] bool peer_has_calls(const std::string& key) const;
+    /// ARP for the next hop of every peer not resolved yet, so that the first INVITE to a
+    /// peer (also one learned from DNS later) is not lost to an unresolved MAC (control_dns.cc).
+    void resolve_peer_hops();
     /// `peer canary NAME --match FIELD:PATTERN` and `peer promote NAME` (control_canary.cc).
     nlohmann::json peer_canary(const nlohmann::json& request);
 
@@ -74,11 +81,14 @@ private:
     std::chrono::steady_clock::time_point started_;
     bool config_refused_ = false;
     peer_ids ids_;
+    /// `srv` regions: DNS answers become peers; a change publishes new tables (control/dns.h).
+    dns_regions dns_{[](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); },
+                     [this](const std::string& key) { return peer_has_calls(key); }};
     std::shared_ptr<const sip::proxy_tables> tables_;  ///< as published; control core only
     std::vector<std::string> peer_names_;               ///< by peer id
     passive_health passive_;
-    canary_registry canaries_;  ///< canary peers by name, kept across snapshots and reloads
     probe_runner prober_;  ///< OPTIONS probes and the probed peers' health
+    canary_registry canaries_;  ///< canary peers by name, kept across snapshots and reloads
     // /metrics is rendered by the control core and served from this copy, so that the HTTP
     // thread never reads control-core state.
     std::mutex metrics_mu_;

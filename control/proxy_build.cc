@@ -103,16 +103,10 @@ int index_by_name(const std::vector<T>& v, const std::string& name)
 
 std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
                                                             const std::vector<dataplane::interface_info>& interfaces,
-                                                            unsigned workers, peer_ids& ids, std::string& error)
+                                                            unsigned workers, peer_ids& ids, std::string& error,
+                                                            const std::vector<learned_region>* learned)
 {
     auto t = std::make_shared<sip::proxy_tables>();
-
-    for (const auto& rc : cfg.regions)
-        if (rc.peers.empty()) {
-            error = where(cfg, rc.line) + "region " + rc.name +
-                    ": DNS SRV resolution is not available yet; give static peers (peers = [ { address = \"A.B.C.D:PORT\" } ])";
-            return nullptr;
-        }
 
     for (const auto& tc : cfg.trunks) {
         const int iface = index_by_name(interfaces, tc.interface);
@@ -141,19 +135,27 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
     std::vector<std::string> keys;
     for (std::size_t ri = 0; ri < cfg.regions.size(); ++ri) {
         const region_config& rc = cfg.regions[ri];
-        std::vector<std::size_t> order(rc.peers.size());
+        // An srv region's peers are what DNS said last (none before its first answer).
+        static const learned_region none;
+        const learned_region& dns = learned && ri < learned->size() ? (*learned)[ri] : none;
+        const std::vector<peer_config>& peers = rc.srv.empty() ? rc.peers : dns.current;
+        std::vector<std::size_t> order(peers.size());
         std::iota(order.begin(), order.end(), std::size_t{0});
         std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            const peer_config& pa = rc.peers[a];
-            const peer_config& pb = rc.peers[b];
+            const peer_config& pa = peers[a];
+            const peer_config& pb = peers[b];
             if (pa.priority != pb.priority) return pa.priority < pb.priority;
             return pa.weight > pb.weight;
         });
         const int region_trunk = rc.trunk.empty() ? -1 : index_by_name(cfg.trunks, rc.trunk);
         sip::region reg;
         reg.name = rc.name;
+        // Retired peers follow the region's own, in the table (known addresses) but not in
+        // reg.peers (never selected).
+        const std::size_t selectable = order.size();
+        for (std::size_t k = 0; !rc.srv.empty() && k < dns.retired.size(); ++k) order.push_back(peers.size() + k);
         for (std::size_t k : order) {
-            const peer_config& pc = rc.peers[k];
+            const peer_config& pc = k < peers.size() ? peers[k] : dns.retired[k - peers.size()];
             sip::peer p;
             p.address = pc.address;
             p.port = pc.port;
@@ -163,7 +165,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
             p.region = static_cast<uint16_t>(ri);
             p.trunk = t->trunks.empty() ? 0 : trunk_for(*t, interfaces, region_trunk, pc.address);
             keys.push_back(peer_ids::key(rc.name, pc.address, pc.port));
-            reg.peers.push_back(static_cast<uint32_t>(t->peers.size()));
+            if (reg.peers.size() < selectable) reg.peers.push_back(static_cast<uint32_t>(t->peers.size()));
             t->peers.push_back(std::move(p));
         }
         t->regions.push_back(std::move(reg));

@@ -51,14 +51,24 @@ private:
     std::vector<uint32_t> freed_;
 };
 
+/// Peers of one `srv` region, learned from DNS (control/dns.h). `current` take new calls;
+/// `retired` are gone from DNS and stay in the table, outside the region's rotation, only
+/// while calls on them go on (their in-dialog requests and responses are still accepted).
+struct learned_region {
+    std::vector<peer_config> current;
+    std::vector<peer_config> retired;
+};
+
 /// The proxy tables for `cfg`. `interfaces` are the snapshot's interfaces (trunks take their
-/// index and address by interface name); `workers` sizes the route matcher's scratch. `ids` is
-/// updated only on success. nullptr with `error` ("FILE:LINE: what") when a region has only a
-/// DNS SRV name (not resolved yet), a trunk's interface is not in `interfaces`, a pattern does
-/// not compile, or there are more than sip::max_peers peers.
+/// index and address by interface name); `workers` sizes the route matcher's scratch. The
+/// peers of an `srv` region are `(*learned)[region index]` (none while nullptr or shorter:
+/// the region is empty until DNS answers). `ids` is updated only on success. nullptr with
+/// `error` ("FILE:LINE: what") when a trunk's interface is not in `interfaces`, a pattern
+/// does not compile, or there are more than sip::max_peers peers.
 std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
                                                             const std::vector<dataplane::interface_info>& interfaces,
-                                                            unsigned workers, peer_ids& ids, std::string& error);
+                                                            unsigned workers, peer_ids& ids, std::string& error,
+                                                            const std::vector<learned_region>* learned = nullptr);
 
 /// The retry bitset and timers of `rc` (also used on its own by tests and tools).
 sip::retry_policy make_retry_policy(const retry_config& rc);

@@ -1,6 +1,8 @@
 // Reporting of calls and peers (see sip_stats.h).
 #include "control/sip_stats.h"
 
+#include "control/dns_report.h"
+
 #include <cstdio>
 #include <sstream>
 
@@ -97,6 +99,7 @@ json to_json(const sip_report& r)
                          {"attempts", p.attempts},
                          {"active_calls", p.active_calls},
                          {"failures", f},
+                         {"source", p.source},
                          {"probe", p.probe},
                          {"last_probe_rtt_ms", p.last_probe_rtt_ms},
                          {"probes_sent", p.probes_sent},
@@ -192,7 +195,7 @@ std::string render_peers_text(const json& j)
     const json s = j.contains("sip") ? j["sip"] : json::object();
     if (!s.value("enabled", false)) return "no peers configured\n";
     std::vector<std::vector<std::string>> rows{
-        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "RTT", "ACTIVE", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP", "CANARY"}};
+        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "RTT", "ACTIVE", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP", "CANARY", "SOURCE"}};
     const json peers = s.contains("peers") ? s["peers"] : json::array();
     for (const auto& p : peers) {
         const json f = p.value("failures", json::object());
@@ -200,9 +203,10 @@ std::string render_peers_text(const json& j)
                         p.value("why", "").empty() ? "-" : p.value("why", ""), rtt_text(p), std::to_string(u(p, "active_calls")),
                         std::to_string(u(p, "attempts")), std::to_string(u(f, "4xx")), std::to_string(u(f, "5xx")),
                         std::to_string(u(f, "6xx")), std::to_string(u(f, "timeout")), std::to_string(u(f, "icmp")),
-                        p.value("canary", "").empty() ? "-" : p.value("canary", "")});
+                        p.value("canary", "").empty() ? "-" : p.value("canary", ""),
+                        p.value("source", "").empty() ? "static" : p.value("source", "")});
     }
-    return table(rows);
+    return table(rows) + render_dns_text(j);
 }
 
 std::string render_sip_stats_text(const json& j)

@@ -25,12 +25,13 @@ struct peer_report {
     uint64_t attempts = 0;
     uint64_t active_calls = 0;
     std::array<uint64_t, 5> failures{};  ///< 4xx, 5xx, 6xx, timeout, icmp
-    std::string canary;    ///< "from:^\\+15550100" while a canary (only matching calls), else ""
+    std::string source;    ///< "" static; "SRV-NAME TARGET" learned from DNS; "SRV-NAME (gone from DNS)"
     std::string probe = "none";          ///< "options": probed (control/probe_runner.h)
     double last_probe_rtt_ms = -1;       ///< RTT of the last answered probe; -1: none
     uint64_t probes_sent = 0;
     uint64_t probes_failed = 0;          ///< timed out or answered with a code not accepted
     uint64_t state_changes = 0;          ///< up/down flips by health (probes, passive, trials)
+    std::string canary;    ///< "from:^\\+15550100" while a canary (only matching calls), else ""
 };
 
 struct named_count {

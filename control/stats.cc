@@ -215,7 +215,8 @@ json to_json(const stats_report& r)
                 {"interfaces", ifs},
                 {"workers", ws},
                 {"total", to_json(r.total)},
-                {"sip", to_json(r.sip)}};
+                {"sip", to_json(r.sip)},
+                {"dns", to_json(r.dns)}};
 }
 
 std::string to_prometheus(const stats_report& r)
@@ -285,7 +286,7 @@ std::string to_prometheus(const stats_report& r)
     w.family("worker_busy_percent", "gauge",
              "Share of the worker's cycles spent in iterations with work since it started, 0..100; use rate() of busy_cycles_total/cycles_total for a recent value.");
     for (const auto& wk : r.workers) w.sample(labels({{"worker", std::to_string(wk.id)}}), wk.counters.busy_percent());
-    return w.str() + sip_prometheus(r.sip);
+    return w.str() + sip_prometheus(r.sip) + dns_prometheus(r.dns);
 }
 
 std::string render_status_text(const json& j)

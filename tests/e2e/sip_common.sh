@@ -15,7 +15,8 @@
 # a test unless the test wants it), SIP_NO_RESPONSE_MS (1000), SIP_RETRY_AFTER_S (30),
 # SIP_TRANSACTIONS (unset: sbcd's default), SIP_WORKERS (1), SIP_EXTRA_CONFIG (appended),
 # SIP_EXTRA_ADDRS (more addresses, /16, on the hosts end of the veth), SIP_WARM_ADDRS (more
-# addresses whose MAC sbcd learns before the test).
+# addresses whose MAC sbcd learns before the test), SIP_REGIONS (replaces the two static
+# [[region]] tables, e.g. with srv regions; keep the names region1 and region2).
 set -euo pipefail
 SIP_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SIP_ROOT=$(cd "$SIP_E2E_DIR/../.." && pwd)
@@ -87,6 +88,24 @@ if bad:
 PY
 }
 
+# sip_regions: the [[region]] tables of the config: SIP_REGIONS, or the two static regions.
+sip_regions() {
+  if [ -n "${SIP_REGIONS:-}" ]; then printf '%s\n' "$SIP_REGIONS"; return 0; fi
+  cat <<REG
+[[region]]
+name = "region1"
+peers = [ { address = "198.18.1.11:5060", priority = 10 },
+          { address = "198.18.1.12:5060", priority = 20 } ]
+probe = "${SIP_PROBE:-none}"
+
+[[region]]
+name = "region2"
+peers = [ { address = "198.18.2.21:5060", priority = 10 },
+          { address = "198.18.2.22:5060", priority = 20 } ]
+probe = "${SIP_PROBE:-none}"
+REG
+}
+
 # sip_write_config FILE
 sip_write_config() {
   local f=$1
@@ -113,17 +132,7 @@ interface = "hosts"
 port = 5060
 allow = ["198.18.0.2/32"]
 
-[[region]]
-name = "region1"
-peers = [ { address = "198.18.1.11:5060", priority = 10 },
-          { address = "198.18.1.12:5060", priority = 20 } ]
-probe = "${SIP_PROBE:-none}"
-
-[[region]]
-name = "region2"
-peers = [ { address = "198.18.2.21:5060", priority = 10 },
-          { address = "198.18.2.22:5060", priority = 20 } ]
-probe = "${SIP_PROBE:-none}"
+$(sip_regions)
 
 [[peer_group]]
 name = "cloud"

@@ -322,18 +322,58 @@ TEST(proxy_build, peer_ids_refuse_more_than_max_peers_and_change_nothing)
     EXPECT_EQ(ids.find("r/a"), 0u);
 }
 
-TEST(proxy_build, a_region_with_only_a_dns_srv_name_is_refused_with_a_clear_message)
+TEST(proxy_build, an_srv_region_has_no_peers_until_dns_answers_then_the_learned_ones_in_rfc2782_order)
 {
     const std::string text = std::string(base_config) + "[[region]]\nname = \"region3\"\nsrv = \"_sip._udp.r3.example.net\"\n";
     peer_ids ids;
     std::string error;
     auto cfg = parsed(text);
-    EXPECT_FALSE(build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error));
-    EXPECT_NE(error.find("proxy.toml:"), std::string::npos) << error;
-    EXPECT_NE(error.find("region region3: DNS SRV resolution is not available yet; give static peers"),
-              std::string::npos)
-        << error;
-    EXPECT_EQ(ids.size(), 0u);
+    auto before = build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error);
+    ASSERT_TRUE(before) << error;
+    ASSERT_EQ(before->regions.size(), 3u);
+    EXPECT_TRUE(before->regions[2].peers.empty());
+
+    std::vector<learned_region> learned(3);
+    learned[2].current = {peer_config{"", 0xC6120315, 5060, 20, 100, 0},   // 198.18.3.21
+                          peer_config{"", 0xC6120316, 5062, 10, 5, 0}};    // 198.18.3.22:5062
+    auto after = build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error, &learned);
+    ASSERT_TRUE(after) << error;
+    const auto& r3 = after->regions[2];
+    ASSERT_EQ(r3.peers.size(), 2u);
+    EXPECT_EQ(after->peers[r3.peers[0]].name, "region3/198.18.3.22:5062");  // priority 10 first
+    EXPECT_EQ(after->peers[r3.peers[0]].weight, 5);
+    EXPECT_EQ(after->peers[r3.peers[1]].name, "region3/198.18.3.21:5060");
+    EXPECT_EQ(after->peers[r3.peers[1]].region, 2);
+    EXPECT_TRUE(ids.find("region3/198.18.3.21:5060"));
+}
+
+TEST(proxy_build, a_peer_gone_from_dns_with_calls_up_stays_known_out_of_rotation_with_its_id)
+{
+    const std::string text = std::string(base_config) + "[[region]]\nname = \"region3\"\nsrv = \"_sip._udp.r3.example.net\"\n";
+    peer_ids ids;
+    std::string error;
+    auto cfg = parsed(text);
+    std::vector<learned_region> learned(3);
+    learned[2].current = {peer_config{"", 0xC6120315, 5060, 10, 100, 0}, peer_config{"", 0xC6120316, 5060, 10, 100, 0}};
+    ASSERT_TRUE(build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error, &learned)) << error;
+    const uint32_t gone_id = *ids.find("region3/198.18.3.22:5060");
+
+    learned[2].retired = {learned[2].current[1]};
+    learned[2].current.pop_back();
+    auto t = build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error, &learned);
+    ASSERT_TRUE(t) << error;
+    ASSERT_EQ(t->regions[2].peers.size(), 1u);
+    EXPECT_EQ(t->peers[t->regions[2].peers[0]].address, 0xC6120315u);
+    // Not selectable, but its address still belongs to a peer (its BYE and responses are let in).
+    EXPECT_TRUE(t->is_peer_address(0xC6120316));
+    EXPECT_NE(t->find_peer(0xC6120316, 5060), sip::no_peer);
+    EXPECT_EQ(ids.find("region3/198.18.3.22:5060"), gone_id);
+
+    learned[2].retired.clear();  // its last call ended
+    t = build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error, &learned);
+    ASSERT_TRUE(t) << error;
+    EXPECT_FALSE(t->is_peer_address(0xC6120316));
+    EXPECT_FALSE(ids.find("region3/198.18.3.22:5060"));
 }
 
 TEST(proxy_build, a_pattern_hyperscan_rejects_is_reported_at_its_line_with_the_route_and_ids_stay_as_they_were)
