@@ -3,7 +3,8 @@
 # "sbc-demo-hosts" holds every SIP endpoint (scripts/lib/sipp.sh): SIPp callers at
 # 198.18.0.2, region1 peers 198.18.1.11 and .12, region2 peers 198.18.2.21 and .22 (SIPp
 # callees, scripts/sipp/uas.xml), joined by a veth to sbcd at 198.18.0.1 (config
-# scripts/demo/sbc.toml). It pings sbcd, places calls at DEMO_RATE calls/s (default 20) for
+# scripts/demo/sbc.toml). sbcd learns the peers from DNS SRV records served by a dnsmasq
+# the demo starts on 127.0.0.1:15353. It pings sbcd, places calls at DEMO_RATE calls/s (default 20) for
 # DEMO_SECONDS (default 20) with 1 s of talk each, kills peer 198.18.1.12 (SIGKILL) half way,
 # shows what the operator sees (sbcctl status, peers, calls, stats, /metrics) and a summary:
 # calls made, retried (sbcd's counters), failed (0 expected), and apart from those the calls
@@ -41,9 +42,31 @@ print(sum(int(c.get(k, 0)) for k in sys.argv[1:]))' "$@"
 step "topology: namespace sbc-demo-hosts (caller 198.18.0.2, peers 198.18.1.11 .12, 198.18.2.21 .22) <-veth-> sbcd (198.18.0.1)"
 sipp_topology sbcd
 dir=$(topo_dir)
+step "DNS: dnsmasq on 127.0.0.1:15353 serving _sip._udp.region1.demo and _sip._udp.region2.demo (TTL 5 s)"
+command -v dnsmasq >/dev/null || { echo "demo.sh: dnsmasq not found (apt-get install dnsmasq-base)" >&2; exit 1; }
+dnsmasq --no-daemon --conf-file=/dev/null --no-resolv --no-hosts --port=15353 --listen-address=127.0.0.1 \
+  --bind-interfaces --local-ttl=5 \
+  --srv-host=_sip._udp.region1.demo,a.region1.demo,5060,10,50 --srv-host=_sip._udp.region1.demo,b.region1.demo,5060,10,50 \
+  --srv-host=_sip._udp.region2.demo,a.region2.demo,5060,10,100 --srv-host=_sip._udp.region2.demo,b.region2.demo,5060,10,100 \
+  --host-record=a.region1.demo,198.18.1.11 --host-record=b.region1.demo,198.18.1.12 \
+  --host-record=a.region2.demo,198.18.2.21 --host-record=b.region2.demo,198.18.2.22 2>"$dir/dnsmasq.log" &
+dns_pid=$!
+topo_track "$dns_pid"
+for _ in $(seq 50); do ss -Hunl 'src 127.0.0.1:15353' | grep -q . && break; sleep 0.1; done
+ss -Hunl 'src 127.0.0.1:15353' | grep -q . || { cat "$dir/dnsmasq.log" >&2; echo "demo.sh: dnsmasq did not start on 127.0.0.1:15353" >&2; exit 1; }
+echo "dnsmasq running, pid $dns_pid"
+
 step "starting sbcd --config scripts/demo/sbc.toml"
 sbcd_start build scripts/demo/sbc.toml "$dir/sbcd.log"
 echo "sbcd running, pid $SBCD_PID"
+# sbcd has no peers until DNS answered; wait for the four (at most 5 s).
+for _ in $(seq 50); do
+  n=$("${CTL[@]}" peers --json | python3 -c 'import json, sys; print(sum(1 for p in json.load(sys.stdin)["sip"]["peers"] if p.get("source")))')
+  [ "$n" -ge 4 ] && break
+  sleep 0.1
+done
+echo "peers learned from DNS SRV: $n"
+grep 'sbcd: dns:' "$dir/sbcd.log" || true
 
 step "ping 198.18.0.1 from the caller"
 ip netns exec "$SIPP_NS_HOSTS" ping -c 5 -i 0.2 -W 2 -I "$SIPP_CALLER" "$SIPP_PROXY_ADDR"
