@@ -2,10 +2,12 @@
 // 1.18 does not give), the peer set of an answer and its diff, the TTL refresh schedule, and
 // the resolver over a fake transport: first answer, refresh at 3/4 of the TTL, a changed
 // record, serve stale on failure (logged once per streak, counted), per-target stale
-// addresses, serve_stale = false, late answers of a forgotten name.
+// addresses, serve_stale = false, late answers of a forgotten name; the [dns] section.
 #include "control/dns_resolver.h"
 
 #include <gtest/gtest.h>
+
+#include "control/config.h"
 
 #include <deque>
 
@@ -455,6 +457,70 @@ TEST_F(srv_resolver_with_fake_dns, answers_for_a_forgotten_name_are_ignored)
     EXPECT_EQ(r->peers(srv1), nullptr);
     EXPECT_FALSE(r->take_changed());
     EXPECT_EQ(t.pending(), 0u);  // no A query was started for it
+}
+
+
+// ---- [dns] ----
+
+constexpr const char* one_interface = R"([[interface]]
+name = "core"
+device = "net_null0"
+address = "198.18.0.1/24"
+)";
+
+TEST(dns_config, without_a_dns_section_servers_come_from_resolv_conf_with_the_defaults)
+{
+    const auto r = parse_config(one_interface, "sbc.toml");
+    ASSERT_TRUE(r.cfg);
+    EXPECT_TRUE(r.cfg->dns.servers.empty());
+    EXPECT_EQ(r.cfg->dns.timeout_ms, 1000u);
+    EXPECT_EQ(r.cfg->dns.tries, 2u);
+    EXPECT_EQ(r.cfg->dns.min_refresh_ms, 1000u);
+    EXPECT_EQ(r.cfg->dns.retry_ms, 1000u);
+    EXPECT_TRUE(r.cfg->dns.serve_stale);
+}
+
+TEST(dns_config, servers_timeouts_and_serve_stale_are_read)
+{
+    const std::string text = std::string(one_interface) +
+                             "[dns]\nservers = [\"127.0.0.1:5353\", \"10.0.0.53\"]\ntimeout_ms = 300\ntries = 3\n"
+                             "min_refresh_ms = 500\nretry_ms = 2000\nserve_stale = false\n";
+    const auto r = parse_config(text, "sbc.toml");
+    ASSERT_TRUE(r.cfg) << r.errors[0].to_string();
+    EXPECT_EQ(r.cfg->dns.servers, (std::vector<std::string>{"127.0.0.1:5353", "10.0.0.53"}));
+    EXPECT_EQ(r.cfg->dns.timeout_ms, 300u);
+    EXPECT_EQ(r.cfg->dns.tries, 3u);
+    EXPECT_EQ(r.cfg->dns.min_refresh_ms, 500u);
+    EXPECT_EQ(r.cfg->dns.retry_ms, 2000u);
+    EXPECT_FALSE(r.cfg->dns.serve_stale);
+}
+
+TEST(dns_config, a_bad_server_an_out_of_range_value_or_a_typo_is_refused_with_line_and_key)
+{
+    struct bad_case {
+        const char* what;
+        const char* section;
+        int line;
+        const char* key;
+        const char* message;
+    };
+    const std::vector<bad_case> cases{
+        {"server not an address", "servers = [\"127.0.0.1:5353\", \"dns.example.net\"]", 6, "dns.servers[1]",
+         "expected \"A.B.C.D\" (port 53) or \"A.B.C.D:PORT\""},
+        {"server port 0", "servers = [\"127.0.0.1:0\"]", 6, "dns.servers[0]", "got \"127.0.0.1:0\""},
+        {"timeout too short", "timeout_ms = 10", 6, "dns.timeout_ms", "100..30000"},
+        {"no tries", "tries = 0", 6, "dns.tries", "1..10"},
+        {"typo", "serve_stail = true", 6, "dns.serve_stail", "did you mean \"serve_stale\""},
+    };
+    for (const auto& c : cases) {
+        const std::string text = std::string(one_interface) + "[dns]\n" + c.section + "\n";
+        const auto r = parse_config(text, "sbc.toml");
+        ASSERT_FALSE(r.cfg) << c.what;
+        ASSERT_EQ(r.errors.size(), 1u) << c.what;
+        EXPECT_EQ(r.errors[0].line, c.line) << c.what;
+        EXPECT_EQ(r.errors[0].key, c.key) << c.what;
+        EXPECT_NE(r.errors[0].message.find(c.message), std::string::npos) << c.what << ": " << r.errors[0].message;
+    }
 }
 
 }  // namespace
