@@ -9,7 +9,7 @@
 #   stage that picks a peer per burst with the production select_peer over the published
 #   snapshot (so the worker reads the snapshot pointer and the health words) before swapping
 #   MAC addresses. The main lcore plays the control core and alternates rounds:
-#     idle: it sleeps;
+#     idle: it wakes every millisecond (as sbcd's control loop polls) and does nothing;
 #     busy: it publishes PUBLISH_PER_S snapshots per second (rcu_xchg_pointer, the old one
 #           freed by call_rcu) and flips FLIPS_PER_S health words per second, paced per ms.
 #   Main lcore on MAIN_CPU, worker on WORKER_CPU, so that the two do not share a CPU.
@@ -21,19 +21,25 @@
 #   per-CPU-second rates (`per_cpu_second: idle_mpps=.. busy_mpps=.. ratio=..`: what the control
 #   core costs the worker, other processes' preemption set aside) and, last line:
 #     stall: idle_mpps=X busy_mpps=Y ratio=Z max_loop_gap_us=W
-#   X, Y: medians over ROUNDS rounds of each kind; W: the longest gap in any busy round.
+#   X, Y: medians over ROUNDS rounds of each kind; Z: the median over the ROUNDS pairs of
+#   (idle, busy) rounds, run back to back in alternating order, of busy / idle (pairs cancel
+#   background load that drifts during the run); W: the longest gap in any busy round.
 #   Target: ratio >= 0.98 and no drops. On a shared 2-CPU machine, other processes preempt the
 #   worker now and then: the gap then shows the preemption, in idle rounds as much as in busy
 #   ones (the idle figure is printed above the last line for comparison).
 #
-# Usage (root): scripts/bench/stall.sh   env: ROUNDS (5), SECONDS_PER_ROUND (2), BUILD_DIR (build),
+# On a machine shared with other work, give the benchmark's session the CPU first, or the
+# worker spends part of each round preempted:
+#   setsid bash -c 'echo -15 > /proc/self/autogroup; exec scripts/bench/stall.sh'
+#
+# Usage (root): scripts/bench/stall.sh   env: ROUNDS (20), ROUND_MS (500), BUILD_DIR (build),
 #                                            MAIN_CPU (0), WORKER_CPU (1), PUBLISH_PER_S (1000),
 #                                            FLIPS_PER_S (10000)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-rounds=${ROUNDS:-5}
-seconds=${SECONDS_PER_ROUND:-2}
+rounds=${ROUNDS:-20}
+round_ms=${ROUND_MS:-500}
 build=${BUILD_DIR:-build}
 main_cpu=${MAIN_CPU:-0}
 worker_cpu=${WORKER_CPU:-1}
@@ -46,7 +52,7 @@ scripts/setup-deps.sh
 [ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
 ninja -C "$build" tests/bench/stall_bench >/dev/null
 
-exec "$build/tests/bench/stall_bench" --rounds "$rounds" --seconds "$seconds" \
+exec "$build/tests/bench/stall_bench" --rounds "$rounds" --round-ms "$round_ms" \
   --publish-per-s "${PUBLISH_PER_S:-1000}" --flips-per-s "${FLIPS_PER_S:-10000}" -- \
   --lcores "0@${main_cpu},1@${worker_cpu}" --no-huge -m 1024 --no-pci \
   --vdev=net_ring0 --vdev=net_ring1 --log-level=lib.eal:error --file-prefix="sbc-stall-$$"

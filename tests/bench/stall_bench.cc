@@ -5,7 +5,7 @@
 // select_peer (so it reads the health words the control core flips), swaps MAC addresses and
 // sends the burst out of the other port. Meanwhile the main lcore, standing in for the control
 // core, alternates rounds:
-//   idle: sleeps;
+//   idle: wakes every millisecond, as sbcd's control loop does, and does nothing;
 //   busy: publishes 1,000 snapshots per second (a fresh snapshot object through rcu_xchg_pointer,
 //         the old one freed with call_rcu after the grace period) and flips 10,000 health words
 //         per second (relaxed stores of the `down` bit on 64 peers), paced per millisecond.
@@ -17,9 +17,10 @@
 // `per_cpu_second: idle_mpps=.. busy_mpps=.. ratio=..`. Last line: the medians over the rounds
 // of each kind of the wall-clock rates and
 //   stall: idle_mpps=X busy_mpps=Y ratio=Z max_loop_gap_us=W
-// (W: the longest gap seen in any busy round). Driven by scripts/bench/stall.sh.
+// (X, Y: medians over the rounds of each kind; Z: the median over the pairs of rounds of busy /
+// idle; W: the longest gap seen in any busy round). Driven by scripts/bench/stall.sh.
 //
-//   stall_bench [--rounds N] [--seconds S] [--publish-per-s P] [--flips-per-s F] -- EAL args
+//   stall_bench [--rounds N] [--round-ms MS] [--publish-per-s P] [--flips-per-s F] -- EAL args
 //   (EAL args with exactly two net_ring vdevs and two lcores: main and one worker)
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -163,23 +164,23 @@ struct round_result {
 
 int main(int argc, char** argv)
 {
-    unsigned rounds = 5, seconds = 2, publish_per_s = 1000, flips_per_s = 10000;
+    unsigned rounds = 20, round_ms = 500, publish_per_s = 1000, flips_per_s = 10000;
     int i = 1;
     for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
         const std::string a = argv[i];
         auto value = [&] { return static_cast<unsigned>(std::atoi(argv[++i])); };
         if (a == "--rounds" && i + 1 < argc) rounds = value();
-        else if (a == "--seconds" && i + 1 < argc) seconds = value();
+        else if (a == "--round-ms" && i + 1 < argc) round_ms = value();
         else if (a == "--publish-per-s" && i + 1 < argc) publish_per_s = value();
         else if (a == "--flips-per-s" && i + 1 < argc) flips_per_s = value();
         else {
-            std::fprintf(stderr, "usage: stall_bench [--rounds N] [--seconds S] [--publish-per-s P] [--flips-per-s F] "
+            std::fprintf(stderr, "usage: stall_bench [--rounds N] [--round-ms MS] [--publish-per-s P] [--flips-per-s F] "
                                  "-- EAL args\n");
             return 2;
         }
     }
-    if (rounds == 0 || seconds == 0 || publish_per_s == 0 || publish_per_s > 1000 || flips_per_s % publish_per_s != 0) {
-        std::fprintf(stderr, "stall_bench: rounds and seconds > 0, publish rate 1..1000/s, flips a multiple of it\n");
+    if (rounds == 0 || round_ms < 10 || publish_per_s == 0 || publish_per_s > 1000 || flips_per_s % publish_per_s != 0) {
+        std::fprintf(stderr, "stall_bench: rounds > 0, rounds of 10 ms or more, publish rate 1..1000/s, flips a multiple of it\n");
         return 2;
     }
     std::vector<char*> eal{argv[0]};
@@ -247,17 +248,19 @@ int main(int argc, char** argv)
         const auto before = dp::snapshot_of(w.counters);
         const uint64_t run0 = thread_run_ns(arg.tid.load(std::memory_order_relaxed));
         const auto t0 = clock_type::now();
-        const auto end = t0 + std::chrono::seconds(seconds);
+        const auto end = t0 + std::chrono::milliseconds(round_ms);
         uint64_t published = 0, flipped = 0;
-        if (!busy) {
-            std::this_thread::sleep_until(end);
-        } else {
-            // Paced per tick; a tick missed (the main thread preempted) is caught up at once,
-            // so that the rate over the round is what was asked for.
+        {
+            // Paced per tick in both kinds of round: sbcd's control loop wakes every
+            // millisecond whether or not it has anything to publish (control_loop::run polls
+            // its socket with a 1 ms timeout), so the idle round wakes alike and does nothing.
+            // A tick missed (the main thread preempted) is caught up at once, so that the rate
+            // over the round is what was asked for.
             for (uint64_t k = 0;; ++k) {
                 const auto due = t0 + tick * k;
                 if (due >= end) break;
                 std::this_thread::sleep_until(due);
+                if (!busy) continue;
                 sbc::control::publish_snapshot(rt->shared->snap, make_snapshot(++generation, tables));
                 ++published;
                 for (unsigned f = 0; f < flips_per_publish; ++f) {
@@ -288,12 +291,18 @@ int main(int argc, char** argv)
         return r;
     };
 
-    std::vector<double> idle_rates, busy_rates, idle_cpu_rates, busy_cpu_rates;
+    std::vector<double> idle_rates, busy_rates, idle_cpu_rates, busy_cpu_rates, pair_ratios, pair_cpu_ratios;
     double busy_gap = 0, idle_gap = 0;
     uint64_t drops = 0;
+    // Pairs of rounds, idle first in odd pairs and busy first in even ones, short enough that
+    // both rounds of a pair see the same background load; the ratio is the median of the pairs'
+    // ratios, which cancels load that drifts over the run.
     for (unsigned rr = 0; rr < rounds; ++rr) {
-        for (bool busy : {false, true}) {
+        double pair_mpps[2] = {0, 0}, pair_cpu[2] = {0, 0};
+        for (bool busy : {rr % 2 == 1, rr % 2 == 0}) {
             const round_result r = run_round(busy);
+            pair_mpps[busy] = r.mpps;
+            pair_cpu[busy] = r.mpps_per_cpu;
             (busy ? busy_rates : idle_rates).push_back(r.mpps);
             (busy ? busy_cpu_rates : idle_cpu_rates).push_back(r.mpps_per_cpu);
             double& gap = busy ? busy_gap : idle_gap;
@@ -305,6 +314,8 @@ int main(int argc, char** argv)
                         static_cast<unsigned long>(r.drops), r.max_gap_us, r.publish_per_s, r.flips_per_s);
             std::fflush(stdout);
         }
+        if (pair_mpps[0] > 0) pair_ratios.push_back(pair_mpps[1] / pair_mpps[0]);
+        if (pair_cpu[0] > 0) pair_cpu_ratios.push_back(pair_cpu[1] / pair_cpu[0]);
     }
     dp::stop_dataplane(*rt);
     sbc::control::retire_snapshot(rt->shared->snap);
@@ -317,9 +328,9 @@ int main(int argc, char** argv)
     // Per second of CPU the worker had: what the control core costs it, preemption by other
     // processes on a shared machine set aside.
     std::printf("per_cpu_second: idle_mpps=%.3f busy_mpps=%.3f ratio=%.3f\n", idle_cpu, busy_cpu,
-                idle_cpu > 0 ? busy_cpu / idle_cpu : 0.0);
+                median(pair_cpu_ratios));
     std::printf("stall: idle_mpps=%.3f busy_mpps=%.3f ratio=%.3f max_loop_gap_us=%.1f\n", idle, busy,
-                idle > 0 ? busy / idle : 0.0, busy_gap);
+                median(pair_ratios), busy_gap);
     rte_eal_cleanup();
     return 0;
 }
