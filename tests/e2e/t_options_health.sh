@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OPTIONS-driven peer health: every peer is probed every 200 ms (timeout 150 ms, down after 3
+# OPTIONS-driven peer health: every peer is probed every 300 ms (timeout 250 ms, down after 3
 # failed probes, up after 2 good ones). region1's first peer answers OPTIONS (and calls):
 # it is up with a probe RTT. Its SIPp is killed: within about 3 probe intervals sbcctl peers
 # and /metrics show it down because of probe timeouts (logged once), and new calls go to the
@@ -7,8 +7,8 @@
 # new calls go to it again. region2's peers never run SIPp: they are down from the start.
 source "$(dirname "$0")/sip_common.sh"
 SIP_PROBE=options
-SIP_HEALTH='options_interval_ms = 200
-options_timeout_ms = 150
+SIP_HEALTH='options_interval_ms = 300
+options_timeout_ms = 250
 down_after = 3
 up_after = 2'
 sip_up
@@ -47,8 +47,8 @@ wait_state "$N2" up 3 || fail "$N2 not up while it answers OPTIONS: $(ctl peers)
 changes0=$(peer_field "$N1" state_changes)
 failed0=$(peer_field "$N1" probes_failed)
 rtt=$(peer_field "$N1" last_probe_rtt_ms)
-python3 -c "import sys; r=float(sys.argv[1]); sys.exit(0 if 0 <= r < 150 else 1)" "$rtt" ||
-  fail "$N1: last probe RTT '$rtt' ms, expected an answered probe (0..150 ms)"
+python3 -c "import sys; r=float(sys.argv[1]); sys.exit(0 if 0 <= r < 250 else 1)" "$rtt" ||
+  fail "$N1: last probe RTT '$rtt' ms, expected an answered probe (0..250 ms)"
 note "probe RTT of $N1: $rtt ms"
 wait_state region2/198.18.2.21:5060 down 3 || fail "a peer that never answers is not down: $(ctl peers)"
 out=$(ctl peers)
@@ -64,10 +64,10 @@ t_kill=$(date +%s.%N)
 wait_state "$N1" down 5 || fail "$N1 still not down 5 s after its SIPp was killed: $(ctl peers)"
 down_s=$(since "$t_kill")
 note "$N1 marked down $down_s s after its SIPp was killed"
-# 3 probes at 200 ms with a 150 ms timeout take 0.35..0.95 s; this loop's sbcctl polls and
+# 3 probes at 300 ms with a 250 ms timeout take 0.55..1.45 s; this loop's sbcctl polls and
 # a machine shared with builds add to that (scripts/bench/convergence.sh measures it properly).
-python3 -c "import sys; t=float(sys.argv[1]); sys.exit(0 if 0.3 <= t <= 2.5 else 1)" "$down_s" ||
-  fail "down after $down_s s, expected 0.35..0.95 s (2.5 s allowed)"
+python3 -c "import sys; t=float(sys.argv[1]); sys.exit(0 if 0.5 <= t <= 3 else 1)" "$down_s" ||
+  fail "down after $down_s s, expected 0.55..1.45 s (3 s allowed)"
 [ "$(peer_field "$N1" why)" = "probe timeout x3" ] || fail "why: '$(peer_field "$N1" why)', expected 'probe timeout x3'"
 wait_metric "^sbc_peer_state\{peer=\"$N1\",state=\"down\"\} 1$" || fail "/metrics does not show $N1 down"
 wait_metric "^sbc_peer_state_changes_total\{peer=\"$N1\"\} $((changes0 + 1))$" || fail "/metrics: the flip down is not counted"

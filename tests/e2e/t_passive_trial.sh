@@ -2,11 +2,11 @@
 # Passive health of a peer that is never probed (probe = "none"): region1's first peer answers
 # every INVITE 503; after 2 such failures in a row (passive_down_after = 2) it is down: the
 # next call goes straight to the second peer. The peer is then replaced by one that answers;
-# while down it gets nothing; after the retest interval (1 s) it is on trial, one real call
+# while down it gets nothing; after the retest interval (4 s) it is on trial, one real call
 # goes to it, is answered, and the peer is up again. Every flip is logged and counted.
 source "$(dirname "$0")/sip_common.sh"
 SIP_PASSIVE_DOWN_AFTER=2
-SIP_HEALTH='retest_interval_ms = 1000'
+SIP_HEALTH='retest_interval_ms = 4000'
 sip_up
 P1=198.18.1.11
 N1="region1/$P1:5060"
@@ -40,9 +40,9 @@ call while_down 1 uac.xml -p 5062
 # The peer recovers (a SIPp that answers); after the retest interval one trial call goes to it.
 kill "$bad_pid"
 SIPP_PEER_DIR=$DIR/peer-good peer $P1 uas.xml
-for _ in $(seq 1 60); do [ "$(peer_field "$N1" state)" = trial ] && break; sleep 0.05; done
-[ "$(peer_field "$N1" state)" = trial ] || fail "$N1 not on trial 3 s after it went down (retest interval 1 s): $(ctl peers)"
-grep -q "peer $N1: trial calls after 1 s down" "$DIR/sbcd.log" || fail "the trial is not logged"
+for _ in $(seq 1 160); do [ "$(peer_field "$N1" state)" = trial ] && break; sleep 0.05; done
+[ "$(peer_field "$N1" state)" = trial ] || fail "$N1 not on trial 8 s after it went down (retest interval 4 s): $(ctl peers)"
+grep -q "peer $N1: trial calls after 4 s down" "$DIR/sbcd.log" || fail "the trial is not logged"
 call trial 1 uac.xml -p 5064
 [ "$CALL_OK" -eq 1 ] || fail "the trial call failed"
 [ "$(received "$DIR/peer-good" '^INVITE ')" -eq 1 ] || fail "the trial call did not go to $N1"
