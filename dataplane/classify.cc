@@ -4,6 +4,7 @@
 #include <rte_ether.h>
 #include <rte_prefetch.h>
 
+#include "dataplane/rtp_stage.h"
 #include "dataplane/sip_stage.h"
 #include "dataplane/stages.h"
 
@@ -82,7 +83,7 @@ void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pk
 
 uint32_t poll_worker(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
 {
-    return sip_poll(w, snap, now_tsc);
+    return sip_poll(w, snap, now_tsc) + rtp_poll(w, now_tsc);
 }
 
 }  // namespace sbc::dataplane

@@ -1,9 +1,11 @@
 // UDP stage: length and checksum validation, then delivery to the service that listens on the
-// port: datagrams to a SIP trunk (address and port) go to the SIP stage; RTP arrives in a later
-// stage; the rest is counted as udp_port_closed. Worker only.
+// port: datagrams to a media address and port in the [media] range go to the RTP stage, those
+// to a SIP trunk (address and port) to the SIP stage; the rest is counted as udp_port_closed.
+// Worker only.
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include "dataplane/rtp_stage.h"
 #include "dataplane/sip_stage.h"
 #include "dataplane/stages.h"
 
@@ -28,6 +30,9 @@ void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
     w.counters.entered(stage::udp, b.n);
     uint32_t truncated = 0, bad_sum = 0, closed = 0;
     sub_burst sip;
+    sub_burst media;
+    std::array<uint8_t, burst_size> media_addr;
+    const rtp::flow_table* flows = w.shared->media_flows.get();
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];
         const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
@@ -49,6 +54,15 @@ void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
             ++bad_sum;
             continue;
         }
+        if (flows != nullptr && flows->in_range(rte_be_to_cpu_16(udp->dst_port))) {
+            // Our media range (config keeps trunk ports out of it): RTP and RTCP to relay.
+            const int a = flows->address_index(rte_be_to_cpu_32(ip->dst_addr));
+            if (a >= 0) {
+                media_addr[media.n] = static_cast<uint8_t>(a);
+                media.push(m, b.iface[i]);
+                continue;
+            }
+        }
         if (snap.proxy && snap.proxy->find_trunk(rte_be_to_cpu_32(ip->dst_addr), rte_be_to_cpu_16(udp->dst_port)) >= 0) {
             sip.push(m, b.iface[i]);
             continue;
@@ -60,6 +74,7 @@ void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
     if (bad_sum) w.counters.drop(drop_reason::udp_bad_checksum, bad_sum);
     if (closed) w.counters.drop(drop_reason::udp_port_closed, closed);
     b.n = 0;
+    if (media.n != 0) rtp_stage(w, media, media_addr.data());
     if (sip.n != 0) sip_stage(w, snap, sip);
 }
 

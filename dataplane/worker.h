@@ -18,6 +18,8 @@
 #include "dataplane/neighbour.h"
 #include "dataplane/rcu.h"
 #include "dataplane/snapshot.h"
+#include "rtp/media.h"
+#include "rtp/relay.h"
 #include "sip-fastpath/proxy.h"
 
 namespace sbc::dataplane {
@@ -45,6 +47,9 @@ struct shared_state {
     neighbour_table neighbours;     ///< written by the control core only
     sip::peer_health peer_health;   ///< health words by peer id, flipped by the control core
     std::atomic<bool> stop{false};  ///< set by the control core; workers leave their loop
+    /// Media flows of every worker (null without [media]); set up at start (rtp_stage.cc).
+    std::unique_ptr<rtp::flow_table> media_flows;
+    rtp::relay_env media_env;       ///< the relay's read-only context, set up with media_flows
 };
 
 struct worker {
@@ -61,6 +66,8 @@ struct worker {
     rte_ip_frag_death_row death_row{};
     std::unique_ptr<sip::proxy> proxy;  ///< this worker's calls (sip_stage.cc)
     std::unique_ptr<sip::outbox> outbox;
+    std::unique_ptr<rtp::media_sessions> media;  ///< this worker's calls with media (null: no [media])
+    rtp::relay_counters media_counters;          ///< what this worker relayed and dropped
     std::array<rte_ring*, 64> handoff_in{};   ///< from worker i to this one (SP/SC), null for itself
     std::array<rte_ring*, 64> handoff_out{};  ///< from this one to worker i
     uint64_t tsc_per_ms = 1;

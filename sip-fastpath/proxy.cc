@@ -341,6 +341,13 @@ bool proxy::forward_in_dialog(const proxy_tables&, const arrival& a, outbox& out
     e.pop_route = true;
     e.decrement_max_forwards = true;
     e.push_via = std::string_view(via, via_len);  // RFC 3261 16.6 step 8, the ACK of a 2xx too
+    // re-INVITE, UPDATE, the ACK of a late offer: from the caller it goes to leg B.
+    const uint64_t call = hash_bytes(m.call_id());
+    const media_leg to = media_leg_of(call, a.src) == media_leg::a ? media_leg::b : media_leg::a;
+    if (!media_body(m, call, to, e)) {
+        respond(a, 488, "Not Acceptable Here (no media ports)", out);
+        return true;
+    }
     const write_result r = edit(m, e, d->data);
     if (!r.ok()) return true;
     out.commit(a.local, next, r.len);
@@ -398,9 +405,12 @@ bool proxy::relay_by_via(const arrival& a, outbox& out) noexcept
     }
     edits e;
     e.pop_via = true;
+    const endpoint dst{static_cast<uint32_t>(ip), static_cast<uint16_t>(port)};
+    const uint64_t call = hash_bytes(m.call_id());
+    media_body(m, call, media_leg_of(call, dst), e);  // refused: the answer goes on unchanged
     const write_result r = edit(m, e, d->data);
     if (!r.ok()) return true;
-    out.commit(a.local, endpoint{static_cast<uint32_t>(ip), static_cast<uint16_t>(port)}, r.len);
+    out.commit(a.local, dst, r.len);
     stats_->add(proxy_counter::relayed_stateless);
     if (m.cseq_method == method::bye && m.status >= 200) dialog_end(hash_bytes(m.call_id()));
     return true;
@@ -436,6 +446,7 @@ void proxy::on_tick(const proxy_tables& t, const peer_health& h, uint64_t now_ms
     if (timers_.now() == 0) timers_.start(now_ms);
     timers_.advance(
         now_ms, [&](uint32_t slot) { fire(t, h, slot, now_ms, out); }, [&] { return out.room(); });
+    media_silence(now_ms, out);
     if (dialogs_->timers.now() == 0) dialogs_->timers.start(now_ms);
     dialogs_->timers.advance(
         now_ms,
@@ -473,6 +484,7 @@ void proxy::dialog_end(uint64_t key) noexcept
     if (d == none_slot) return;
     if (dialogs_->entries[d].peer_id != no_peer) bump(stats_->active_by_peer[dialogs_->entries[d].peer_id], -1);
     dialogs_->erase(d);
+    media_end(key);
     stats_->add(proxy_counter::dialogs_ended);
     stats_->dialogs_active.store(dialogs_->cap - dialogs_->n_free, std::memory_order_relaxed);
 }

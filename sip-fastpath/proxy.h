@@ -14,6 +14,7 @@
 #include <span>
 #include <string_view>
 
+#include "sip-fastpath/media_hook.h"
 #include "sip-fastpath/peer_select.h"
 #include "sip-fastpath/proxy_tables.h"
 #include "sip-fastpath/sip_message.h"
@@ -176,6 +177,13 @@ public:
 
     [[nodiscard]] const proxy_stats& stats() const noexcept { return *stats_; }
     [[nodiscard]] uint8_t worker() const noexcept { return worker_; }
+    /// Control core, before the worker runs: anchor the media of every call through `m`
+    /// (SDP rewritten both ways, flows torn down with the call, silent calls ended with BYE).
+    void set_media(media_hook* m)
+    {
+        media_ = m;
+        if (!sdp_buf_) sdp_buf_ = std::make_unique<std::array<char, max_out_size>>();
+    }
 
     struct setup;
     struct dialog_table;
@@ -213,6 +221,14 @@ private:
     void dialog_end(uint64_t callid_hash) noexcept;
     void failure(uint32_t slot, failure_cause why, uint16_t code, outbox& out) noexcept;
     uint32_t find_setup(uint64_t up_key) const noexcept;
+    // Media anchoring (proxy_media.cc); each does nothing without a media hook.
+    /// Puts the body `to` must see into `e` (unchanged when no SDP); false when refused.
+    bool media_body(const message& m, uint64_t call, media_leg to, struct edits& e) noexcept;
+    /// The leg a message of dialog `call` sent to `dst` goes to (A when dst is the caller).
+    media_leg media_leg_of(uint64_t call, endpoint dst) const noexcept;
+    void media_end(uint64_t call) noexcept;
+    /// Ends calls whose media went silent: BYE to both sides.
+    void media_silence(uint64_t now_ms, outbox& out) noexcept;
 
     uint8_t worker_;
     uint32_t n_setups_;
@@ -229,6 +245,8 @@ private:
     std::unique_ptr<message> msg_;   ///< the message being handled
     std::unique_ptr<message> aux_;   ///< a stored INVITE re-parsed
     bool first_attempt_ = false;     ///< send_invite may edit msg_, the INVITE just received
+    media_hook* media_ = nullptr;
+    std::unique_ptr<std::array<char, max_out_size>> sdp_buf_;  ///< a rewritten SDP body
 };
 
 }  // namespace sbc::sip

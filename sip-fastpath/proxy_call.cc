@@ -120,6 +120,16 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arriva
         respond(a, 503, "Service Unavailable (call table full)", out, true, t.retry.retry_after_s);
         return;
     }
+    if (media_ != nullptr) {
+        // Ports for the offer now (send_invite finds them again): a call we cannot anchor
+        // is refused before it rings anyone.
+        edits probe;
+        if (!media_body(m, hash_bytes(m.call_id()), media_leg::b, probe)) {
+            stats_->add(proxy_counter::table_full);
+            respond(a, 503, "Service Unavailable (no media ports)", out, true, t.retry.retry_after_s);
+            return;
+        }
+    }
     const uint32_t slot = free_[--n_free_];
     stats_->setups_active.store(n_setups_ - n_free_, std::memory_order_relaxed);
     setup& s = setups_[slot];
@@ -186,6 +196,7 @@ bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
     e.push_via = std::string_view(via, via_len);
     e.record_route = std::string_view(rr, static_cast<std::size_t>(p - rr));
     e.decrement_max_forwards = true;
+    if (!media_body(*inv, s.callid_hash, media_leg::b, e)) return false;
     const write_result w = edit(*inv, e, d->data);
     if (!w.ok()) return false;
     out.commit(s.local, s.peer, w.len);
@@ -319,6 +330,7 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
         }
     }
     stats_->add(proxy_counter::calls_failed);
+    media_end(s.callid_hash);
     if (s.peer_id != no_peer) {
         bump(stats_->active_by_peer[s.peer_id], -1);
         s.peer_id = no_peer;
@@ -346,6 +358,7 @@ void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
     }
     edits e;
     e.pop_via = true;
+    media_body(*msg_, s.callid_hash, media_leg::a, e);  // refused: the answer goes on unchanged
     const write_result r = edit(*msg_, e, d->data);
     if (!r.ok()) return;
     out.commit(s.local, s.caller, r.len);
@@ -392,6 +405,7 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], -1);
         s.peer_id = no_peer;
         dialog_started(s.callid_hash, peer_id);
+        if (const uint32_t dl = dialogs_->find(s.callid_hash); dl != none_slot) dialogs_->entries[dl].caller = s.caller;
         // Done: 2xx retransmissions are relayed statelessly (our Via names the caller), and
         // the caller stopped repeating its INVITE at our 100 Trying, so nothing needs the slot.
         release(slot);
@@ -413,6 +427,7 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         return;
     }
     relay_upstream(slot, out);
+    media_end(s.callid_hash);
     stats_->add(s.cancelled ? proxy_counter::calls_cancelled : proxy_counter::calls_failed);
     if (s.peer_id != no_peer) bump(stats_->active_by_peer[s.peer_id], -1);
     s.peer_id = no_peer;

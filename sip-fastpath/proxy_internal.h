@@ -76,6 +76,7 @@ struct proxy::dialog_table {
         uint64_t callid_hash = 0;
         uint32_t peer_id = no_peer;
         uint32_t hnext = none_slot;
+        endpoint caller{};    ///< the caller's signalling address: tells leg A from leg B
         bool used = false;
         bool ending = false;
     };

@@ -1,0 +1,86 @@
+// Media in the dataplane (see rtp_stage.h). Worker only, except start_media (control core).
+#include "dataplane/rtp_stage.h"
+
+#include <cstring>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "rtp/relay.h"
+
+namespace sbc::dataplane {
+
+namespace {
+
+bool neighbour_mac(const void* ctx, uint32_t next_hop, uint8_t mac[6]) noexcept
+{
+    const auto mac_opt = static_cast<const neighbour_table*>(ctx)->lookup(next_hop);
+    if (!mac_opt) return false;
+    std::memcpy(mac, mac_opt->data(), 6);
+    return true;
+}
+
+}  // namespace
+
+bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::vector<interface_info>& interfaces,
+                 std::string& error)
+{
+    if (!c.enabled) return true;
+    rtp::flow_table_config fc;
+    fc.addresses = c.addresses;
+    fc.port_min = c.port_min;
+    fc.port_max = c.port_max;
+    fc.workers = static_cast<unsigned>(rt.workers.size());
+    shared_state& sh = *rt.shared;
+    sh.media_flows = std::make_unique<rtp::flow_table>(fc);
+    rtp::relay_env& env = sh.media_env;
+    env.table = sh.media_flows.get();
+    env.strict = c.mode == rtp::latching::strict;
+    env.lookup = &neighbour_mac;
+    env.lookup_ctx = &sh.neighbours;
+    env.tsc_hz = rte_get_tsc_hz() != 0 ? rte_get_tsc_hz() : 1;
+    for (std::size_t a = 0; a < c.addresses.size() && a < rtp::max_media_addresses; ++a) {
+        const interface_info* ifc = nullptr;
+        for (const auto& i : interfaces)
+            if (i.address == c.addresses[a]) ifc = &i;
+        if (ifc == nullptr) {
+            error = "media address " + std::to_string(a) + " is not the address of any interface";
+            return false;
+        }
+        rtp::media_egress& e = env.egress[a];
+        e.port_id = ifc->port_id;
+        e.vlan = ifc->vlan;
+        std::memcpy(e.mac, ifc->mac.data(), 6);
+        e.netmask = ifc->netmask;
+        e.gateway = ifc->gateway;
+        // Software checksums: RFC 1624 updates touch no payload, and the ports we run on today
+        // (af_packet, ring, tap) offer no UDP offload; a PCI port that has it can set these.
+        e.tx_udp_cksum = false;
+        e.tx_ip_cksum = false;
+    }
+    for (auto& w : rt.workers) {
+        w->media = std::make_unique<rtp::media_sessions>(*sh.media_flows, w->id, c);
+        if (w->proxy) w->proxy->set_media(w->media.get());
+    }
+    return true;
+}
+
+void rtp_stage(worker& w, sub_burst& b, const uint8_t* addr) noexcept
+{
+    const shared_state& sh = *w.shared;
+    rtp::relay_out out;
+    const uint64_t now = rte_rdtsc();
+    rtp::relay_burst(sh.media_env, b.pkts.data(), addr, b.n, now, now / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1), out,
+                     w.media_counters);
+    for (uint16_t i = 0; i < out.n; ++i) tx_enqueue(w, out.port[i], out.pkts[i]);
+    b.n = 0;
+}
+
+uint32_t rtp_poll(worker& w, uint64_t now_tsc) noexcept
+{
+    if (!w.media) return 0;
+    w.media->tick(now_tsc / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1));
+    return 0;
+}
+
+}  // namespace sbc::dataplane

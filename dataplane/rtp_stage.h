@@ -1,0 +1,30 @@
+// Media in the dataplane: bringing media anchoring up on a started dataplane (the shared flow
+// table, how each media address leaves, each worker's sessions hooked into its SIP proxy),
+// the RTP stage the UDP stage hands media datagrams to, and the per-iteration media work.
+// start_media: control core, after start_dataplane and before launch_workers. rtp_stage and
+// rtp_poll: worker only (no heap, locks, system calls or logging).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dataplane/runtime.h"
+#include "dataplane/snapshot.h"
+#include "rtp/media.h"
+
+namespace sbc::dataplane {
+
+/// Sets up media anchoring for `c` (enabled) over the interfaces that carry its addresses.
+/// Refuses (false with a message) an address that no interface has.
+bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::vector<interface_info>& interfaces,
+                 std::string& error);
+
+/// Relays a sub-burst of validated UDP datagrams to media ports; addr[i] is the media
+/// address index of packet i's destination. Consumes every mbuf.
+void rtp_stage(worker& w, sub_burst& b, const uint8_t* addr) noexcept;
+
+/// Per-iteration media work: quarantined ports whose time is up go back to the pool.
+uint32_t rtp_poll(worker& w, uint64_t now_tsc) noexcept;
+
+}  // namespace sbc::dataplane

@@ -1,0 +1,279 @@
+// The RTP/RTCP relay stage (see relay.h): lookup by direct index, latching, RFC 3550
+// accounting, and the in-place rewrite of Ethernet, IPv4 and UDP towards the other leg.
+// Any worker, RCU read side; no heap, locks, system calls or logging; tallies per burst.
+#include "rtp/relay.h"
+
+#include <cstring>
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_prefetch.h>
+#include <rte_udp.h>
+
+namespace sbc::rtp {
+
+namespace {
+
+constexpr std::array<std::string_view, relay_drop_count> drop_names{
+#define SBC_X(name, help) #name,
+    SBC_RELAY_DROPS(SBC_X)
+#undef SBC_X
+};
+constexpr std::array<std::string_view, relay_drop_count> drop_helps{
+#define SBC_X(name, help) help,
+    SBC_RELAY_DROPS(SBC_X)
+#undef SBC_X
+};
+
+/// RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m') over 16-bit words, for a 32-bit field.
+inline uint32_t sum_replace32(uint32_t acc, uint32_t old_be, uint32_t new_be) noexcept
+{
+    acc += (~old_be >> 16) & 0xffff;
+    acc += ~old_be & 0xffff;
+    acc += new_be >> 16;
+    acc += new_be & 0xffff;
+    return acc;
+}
+inline uint32_t sum_replace16(uint32_t acc, uint16_t old_be, uint16_t new_be) noexcept
+{
+    return acc + static_cast<uint16_t>(~old_be) + new_be;
+}
+inline uint16_t fold(uint32_t acc) noexcept
+{
+    acc = (acc & 0xffff) + (acc >> 16);
+    acc = (acc & 0xffff) + (acc >> 16);
+    return static_cast<uint16_t>(acc);
+}
+
+struct tally {
+    std::array<uint32_t, relay_drop_count> drops{};
+    std::array<uint64_t, 2> packets{}, bytes{};
+    uint32_t rtcp = 0, latched = 0;
+    void drop(relay_drop r) noexcept { ++drops[static_cast<std::size_t>(r)]; }
+};
+
+inline uint64_t mac_word(const uint8_t* m) noexcept
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 6; ++i) v = v << 8 | m[i];
+    return v | mac_known;
+}
+inline void mac_bytes(uint64_t v, uint8_t* m) noexcept
+{
+    for (int i = 5; i >= 0; --i) {
+        m[i] = static_cast<uint8_t>(v);
+        v >>= 8;
+    }
+}
+
+/// Whether a datagram on an RTP port is RTCP (rtcp-mux, RFC 5761 section 4: packet types
+/// 192..223 cannot be RTP payload types with the marker bit as used in practice).
+inline bool muxed_rtcp(const uint8_t* p) noexcept { return p[1] >= 192 && p[1] <= 223; }
+
+/// Handles one datagram; returns true when it was rewritten for transmission on `*port_out`.
+inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint64_t now_tsc, uint64_t now_ms,
+                      tally& t, uint16_t* port_out) noexcept
+{
+    flow_table& table = *env.table;
+    auto* ip = rte_pktmbuf_mtod_offset(m, rte_ipv4_hdr*, m->l2_len);
+    auto* udp = rte_pktmbuf_mtod_offset(m, rte_udp_hdr*, m->l2_len + m->l3_len);
+    const uint16_t dport = rte_be_to_cpu_16(udp->dst_port);
+    const flow_ref ref = table.lookup(addr_in, dport);
+    if (!ref.found()) {
+        t.drop(relay_drop::unknown_port);
+        return false;
+    }
+    media_stream& st = table.stream(ref.stream);
+    const uint8_t flags = st.flags.load(std::memory_order_acquire);
+    if ((flags & stream_flag::active) == 0) {
+        t.drop(relay_drop::unknown_port);
+        return false;
+    }
+    const uint32_t len = static_cast<uint32_t>(rte_be_to_cpu_16(udp->dgram_len)) - sizeof(rte_udp_hdr);
+    const auto* payload = reinterpret_cast<const uint8_t*>(udp + 1);
+    const bool rtcp = ref.rtcp != 0 || (len >= 8 && muxed_rtcp(payload));
+    if (len < (rtcp ? 8u : 12u)) {
+        t.drop(relay_drop::too_short);
+        return false;
+    }
+    const unsigned side = ref.side, os = other(side), k = ref.rtcp;
+    flow_stats& fs = table.stats(addr_in, dport);
+    const uint32_t src_ip = rte_be_to_cpu_32(ip->src_addr);
+    const uint16_t src_port = rte_be_to_cpu_16(udp->src_port);
+    const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
+
+    // Latching: who may send on this leg.
+    const uint64_t far = st.far[side][k].load(std::memory_order_relaxed);
+    const bool from_far = far_ip(far) == src_ip && far_port(far) == src_port && (far & far_flag::known) != 0;
+    if ((flags & stream_flag::strict) != 0 || env.strict) {
+        if (!from_far) {
+            t.drop(relay_drop::source_mismatch);
+            fs.dropped.store(fs.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+            return false;
+        }
+        if ((far & far_flag::latched) == 0) {
+            st.far[side][k].store(far | far_flag::latched, std::memory_order_relaxed);
+            st.far_mac[side].store(mac_word(eth->src_addr.addr_bytes), std::memory_order_relaxed);
+            ++t.latched;
+        }
+    } else if ((far & far_flag::latched) == 0) {
+        // Symmetric latching: the first packet fixes the far end (NAT-friendly, RFC 4961).
+        st.far[side][k].store(pack_far(src_ip, src_port, far_flag::known | far_flag::latched), std::memory_order_relaxed);
+        st.far_mac[side].store(mac_word(eth->src_addr.addr_bytes), std::memory_order_relaxed);
+        ++t.latched;
+    } else if (!from_far) {
+        t.drop(relay_drop::source_mismatch);
+        fs.dropped.store(fs.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return false;
+    }
+
+    // Counters of the flow arriving here (this worker is its only writer).
+    fs.packets.store(fs.packets.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    fs.bytes.store(fs.bytes.load(std::memory_order_relaxed) + len, std::memory_order_relaxed);
+    fs.last_ms.store(now_ms, std::memory_order_relaxed);
+    if (!rtcp && (payload[0] >> 6) == 2) {
+        const uint16_t seq = static_cast<uint16_t>(payload[2] << 8 | payload[3]);
+        const uint32_t ts = uint32_t{payload[4]} << 24 | uint32_t{payload[5]} << 16 | uint32_t{payload[6]} << 8 | payload[7];
+        const double units = static_cast<double>(now_tsc) * (static_cast<double>(st.clock_hz) / static_cast<double>(env.tsc_hz));
+        rtp_account(fs, seq, ts, static_cast<uint32_t>(static_cast<uint64_t>(units)));
+    }
+
+    // Where it goes: our port facing the other leg -> that leg's far end.
+    const uint64_t dst = st.far[os][k].load(std::memory_order_relaxed);
+    if ((dst & far_flag::known) == 0 || far_ip(dst) == 0) {
+        t.drop(relay_drop::no_destination);
+        return false;
+    }
+    const unsigned addr_out = st.addr[os];
+    const media_egress& e = env.egress[addr_out];
+    uint8_t dmac[6];
+    const uint64_t mw = st.far_mac[os].load(std::memory_order_relaxed);
+    if ((mw & mac_known) != 0) {
+        mac_bytes(mw, dmac);
+    } else {
+        const uint32_t our = table.address(addr_out);
+        const uint32_t hop = ((far_ip(dst) ^ our) & e.netmask) == 0 ? far_ip(dst) : e.gateway;
+        if (hop == 0) {
+            t.drop(relay_drop::no_route);
+            return false;
+        }
+        if (env.lookup == nullptr || !env.lookup(env.lookup_ctx, hop, dmac)) {
+            t.drop(relay_drop::no_neighbour);
+            return false;
+        }
+    }
+
+    // L2: the egress interface may differ in its VLAN tag from the one the frame came on.
+    const uint16_t want_l2 = e.vlan != 0 ? sizeof(rte_ether_hdr) + sizeof(rte_vlan_hdr) : sizeof(rte_ether_hdr);
+    if (want_l2 > m->l2_len) {
+        if (rte_pktmbuf_prepend(m, static_cast<uint16_t>(want_l2 - m->l2_len)) == nullptr) {
+            t.drop(relay_drop::no_route);  // no headroom: cannot happen for received frames
+            return false;
+        }
+    } else if (want_l2 < m->l2_len) {
+        rte_pktmbuf_adj(m, static_cast<uint16_t>(m->l2_len - want_l2));
+    }
+    m->l2_len = want_l2;
+    auto* oeth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
+    std::memcpy(oeth->dst_addr.addr_bytes, dmac, 6);
+    std::memcpy(oeth->src_addr.addr_bytes, e.mac, 6);
+    if (e.vlan != 0) {
+        oeth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+        auto* vh = reinterpret_cast<rte_vlan_hdr*>(oeth + 1);
+        vh->vlan_tci = rte_cpu_to_be_16(e.vlan);
+        vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+    } else {
+        oeth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+    }
+
+    // L3/L4 in place; ip and udp pointers still hold (only the L2 part moved).
+    const uint32_t new_src = rte_cpu_to_be_32(table.address(addr_out));
+    const uint32_t new_dst = rte_cpu_to_be_32(far_ip(dst));
+    const uint16_t new_sport = rte_cpu_to_be_16(static_cast<uint16_t>(st.port[os] + k));
+    const uint16_t new_dport = rte_cpu_to_be_16(far_port(dst));
+    if (e.tx_udp_cksum) {
+        ip->src_addr = new_src;
+        ip->dst_addr = new_dst;
+        udp->src_port = new_sport;
+        udp->dst_port = new_dport;
+        m->l3_len = static_cast<uint16_t>((ip->version_ihl & 0x0f) * 4);
+        m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_UDP_CKSUM;
+        if (e.tx_ip_cksum) {
+            m->ol_flags |= RTE_MBUF_F_TX_IP_CKSUM;
+            ip->hdr_checksum = 0;
+        }
+        udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+        if (!e.tx_ip_cksum) {
+            ip->hdr_checksum = 0;
+            ip->hdr_checksum = rte_ipv4_cksum(ip);
+        }
+    } else {
+        // Incremental (RFC 1624): the payload is never read for the checksum.
+        uint32_t ip_acc = static_cast<uint16_t>(~ip->hdr_checksum);
+        ip_acc = sum_replace32(ip_acc, ip->src_addr, new_src);
+        ip_acc = sum_replace32(ip_acc, ip->dst_addr, new_dst);
+        ip->hdr_checksum = static_cast<uint16_t>(~fold(ip_acc));
+        if (udp->dgram_cksum != 0) {
+            uint32_t acc = static_cast<uint16_t>(~udp->dgram_cksum);
+            acc = sum_replace32(acc, ip->src_addr, new_src);
+            acc = sum_replace32(acc, ip->dst_addr, new_dst);
+            acc = sum_replace16(acc, udp->src_port, new_sport);
+            acc = sum_replace16(acc, udp->dst_port, new_dport);
+            uint16_t c = static_cast<uint16_t>(~fold(acc));
+            udp->dgram_cksum = c == 0 ? 0xffff : c;  // 0 means "no checksum" in UDP over IPv4
+        }
+        ip->src_addr = new_src;
+        ip->dst_addr = new_dst;
+        udp->src_port = new_sport;
+        udp->dst_port = new_dport;
+    }
+    ++t.packets[side];
+    t.bytes[side] += len;
+    if (rtcp) ++t.rtcp;
+    *port_out = e.port_id;
+    return true;
+}
+
+}  // namespace
+
+std::string_view relay_drop_name(relay_drop r) noexcept { return drop_names[static_cast<std::size_t>(r)]; }
+std::string_view relay_drop_help(relay_drop r) noexcept { return drop_helps[static_cast<std::size_t>(r)]; }
+
+void relay_burst(const relay_env& env, rte_mbuf** pkts, const uint8_t* addr, uint16_t n, uint64_t now_tsc,
+                 uint64_t now_ms, relay_out& out, relay_counters& c) noexcept
+{
+    // Prefetch every packet's index entry first: with a million flows they miss the cache.
+    for (uint16_t i = 0; i < n; ++i) {
+        const rte_mbuf* m = pkts[i];
+        const auto* udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr*, m->l2_len + m->l3_len);
+        rte_prefetch0(env.table->index_address(addr[i], rte_be_to_cpu_16(udp->dst_port)));
+    }
+    tally t;
+    for (uint16_t i = 0; i < n; ++i) {
+        rte_mbuf* m = pkts[i];
+        if (i + 1 < n) {
+            const rte_mbuf* nm = pkts[i + 1];
+            const auto* nudp = rte_pktmbuf_mtod_offset(nm, const rte_udp_hdr*, nm->l2_len + nm->l3_len);
+            const flow_ref r = env.table->lookup(addr[i + 1], rte_be_to_cpu_16(nudp->dst_port));
+            if (r.found()) rte_prefetch0(&env.table->stream(r.stream));
+        }
+        uint16_t port = 0;
+        if (relay_one(env, m, addr[i], now_tsc, now_ms, t, &port)) {
+            out.pkts[out.n] = m;
+            out.port[out.n] = port;
+            ++out.n;
+        } else {
+            rte_pktmbuf_free(m);
+        }
+    }
+    for (std::size_t r = 0; r < relay_drop_count; ++r)
+        if (t.drops[r] != 0) c.add(c.drops[r], t.drops[r]);
+    for (unsigned s = 0; s < 2; ++s) {
+        if (t.packets[s] != 0) c.add(c.packets[s], t.packets[s]);
+        if (t.bytes[s] != 0) c.add(c.bytes[s], t.bytes[s]);
+    }
+    if (t.rtcp != 0) c.add(c.rtcp_packets, t.rtcp);
+    if (t.latched != 0) c.add(c.latched, t.latched);
+}
+
+}  // namespace sbc::rtp
