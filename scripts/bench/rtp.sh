@@ -11,6 +11,9 @@
 #              cache-hot. Flows are set up through rtp::media_sessions (SDP offer and answer per
 #              call) and chained so that every relayed packet arrives as another flow's input.
 #              A flow is one direction of one call's RTP (its RTCP port allocated beside it).
+#   pipeline:  the same, but sbcd's whole production loop (classify, IPv4, UDP, RTP stage,
+#              media brought up by start_media) on one media address, so at most 32,256 flows
+#              (1,000 and 30,000 here); frames flagged checksum-good as a NIC's RX offload does.
 #   ceiling:   the same process, loop, ring and mbufs; the stage swaps MAC, IPv4 and UDP
 #              source and destination (testpmd --forward-mode=5tswap), no lookup.
 #   rtpengine: rtpengine 10.5 (Debian rtpengine-daemon) in userspace only (--table=-1, no
@@ -79,7 +82,7 @@ while [ "$r" -lt "$runs" ] && [ "$attempts" -lt $((2 * runs)) ]; do
   log="$logs/sbc.$r.log"
   # The 1,000,000-flow run comes first after the ceiling: its RSS growth is then the first
   # allocation of flow state in the process (later runs reuse freed heap).
-  timeout 240 "$build/tests/bench/rtp_bench" --modes ceiling,1000000,100000,1000 --seconds "$seconds" --warmup 1 -- \
+  timeout 240 "$build/tests/bench/rtp_bench" --modes ceiling,1000000,100000,1000,p1000,p30000 --seconds "$seconds" --warmup 1 -- \
     --lcores "0@${main_cpu},1@${worker_cpu}" --no-huge -m 1536 --no-pci \
     --file-prefix="sbc-rtp-$$-$r" --log-level=lib.eal:error --log-level=user1:warning >"$log" 2>&1 ||
     { tail -20 "$log" >&2; exit 1; }
@@ -97,6 +100,11 @@ while [ "$r" -lt "$runs" ] && [ "$attempts" -lt $((2 * runs)) ]; do
     field "$log" "^mode=relay flows=$f " mpps >> "$logs/sbc.$f"
     d=$(field "$log" "^mode=relay flows=$f " drops)
     [ "${d:-1}" = 0 ] || { echo "rtp.sh: the relay dropped $d packets at $f flows (see the drop lines)" >&2; exit 1; }
+  done
+  for f in 1000 30000; do
+    field "$log" "^mode=pipeline flows=$f " mpps >> "$logs/pipeline.$f"
+    d=$(field "$log" "^mode=pipeline flows=$f " drops)
+    [ "${d:-1}" = 0 ] || { echo "rtp.sh: sbcd's pipeline dropped $d packets at $f flows" >&2; exit 1; }
   done
   [ -s "$logs/bytes" ] || field "$log" '^mode=relay flows=1000000 ' bytes_per_flow > "$logs/bytes"
 done
@@ -126,6 +134,10 @@ for f in "${flow_counts[@]}"; do
   echo "$s" > "$logs/median.$f"
   awk -v f="$f" -v s="$s" -v c="$ceiling" -v r="$re" \
     'BEGIN {printf "%-10s %12.3f %14.2f %16.1f\n", f, s, (c > 0 ? s / c : 0), (r > 0 ? s / r : 0)}'
+done
+for f in 1000 30000; do
+  awk -v f="$f" -v s="$(median < "$logs/pipeline.$f")" -v c="$ceiling" -v r="$re" \
+    'BEGIN {printf "%-10s %12.3f %14.2f %16.1f   (whole pipeline: classify, IPv4, UDP, RTP stage)\n", "p" f, s, (c > 0 ? s / c : 0), (r > 0 ? s / r : 0)}'
 done
 printf 'ceiling (5tswap) %.3f Mpps; rtpengine (1000 flows) %.4f Mpps; 1,000,000 flows take %s MiB\n' \
   "$ceiling" "$re" "$(awk -v b="$bytes" 'BEGIN {printf "%.0f", b * 1e6 / 1048576}')"

@@ -25,6 +25,10 @@
 // Modes, run one after the other in one process over the same mbufs and ring:
 //   ceiling      the 5tswap stage
 //   FLOWS        the relay stage with FLOWS active flows (e.g. 1000, 100000, 1000000)
+//   pFLOWS       sbcd's whole pipeline (run_loop(production): classify, IPv4, UDP, the RTP
+//                stage of dataplane/rtp_stage.h, with media brought up by start_media as
+//                sbcd does) for FLOWS flows on one media address (at most 32,256 flows); the
+//                frames carry RX checksum-good flags, what a NIC's RX offload sets
 // Per mode: warm-up, then --seconds one-second samples of the worker's tx_packets, divided by
 // the CPU time the worker thread got in that second (the machine is shared; wall time would
 // count another process's time as the worker's), median. Per relay mode also the process RSS
@@ -33,8 +37,9 @@
 // Output lines:
 //   mode=ceiling mpps=X wall_mpps=Y cpu_share=Z
 //   mode=relay flows=N mpps=X wall_mpps=Y cpu_share=Z bytes_per_flow=B table_bytes_per_flow=T drops=D
+//   mode=pipeline flows=N ... (the same fields)
 //
-//   rtp_bench [--modes ceiling,1000,100000,1000000] [--in-flight N] [--seconds N] [--warmup N]
+//   rtp_bench [--modes ceiling,1000,100000,1000000,p1000] [--in-flight N] [--seconds N] [--warmup N]
 //             -- EAL args (main lcore: setup and sampling; one worker lcore)
 #include <unistd.h>
 
@@ -65,7 +70,9 @@
 #include <rte_udp.h>
 
 #include "control/snapshot_build.h"
+#include "dataplane/rtp_stage.h"
 #include "dataplane/runtime.h"
+#include "dataplane/stages.h"
 #include "dataplane/worker.h"
 #include "rtp/media.h"
 #include "rtp/relay.h"
@@ -77,7 +84,7 @@ namespace rtp = sbc::rtp;
 
 constexpr uint16_t frame_size = 214;  // 14 Ethernet + 20 IPv4 + 8 UDP + 12 RTP + 160 PCMU
 constexpr uint16_t udp_payload = frame_size - 14 - 20 - 8;
-constexpr uint32_t first_media_ip = 198u << 24 | 18u << 16 | 64u << 8;  // 198.18.64.0, .1, ...
+constexpr uint32_t first_media_ip = 198u << 24 | 18u << 16 | 64u << 8 | 1;  // 198.18.64.1, .2, ...
 constexpr uint16_t port_min = 1024;
 constexpr uint16_t port_max = 65535;
 
@@ -183,6 +190,7 @@ double median(std::vector<double> v)
 }
 
 struct bench {
+    dp::dataplane_runtime* rt = nullptr;
     dp::worker* w = nullptr;
     rte_ring* ring = nullptr;
     rte_mempool* pool = nullptr;
@@ -231,6 +239,8 @@ void write_frame(const bench& b, rte_mbuf* m, uint32_t src, uint16_t sport, uint
     }
     udp->dgram_cksum = 0;
     udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+    // What a NIC with RX checksum offload reports; only the pipeline mode reads it.
+    m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 }
 
 /// Puts the prepared frames in the ring (the worker is stopped). False when it is too small.
@@ -347,17 +357,17 @@ struct endpoint {
     uint16_t port = 0;
 };
 
-bool run_relay(bench& b, unsigned flows, std::mt19937_64& rng)
+bool run_relay(bench& b, unsigned flows, bool pipeline, std::mt19937_64& rng)
 {
     const unsigned calls = std::max(2u, flows / 2);
     const uint64_t rss0 = rss_bytes();
 
     // Enough addresses for the calls: a call takes one port pair facing each leg.
     const uint32_t pairs_per_address = (uint32_t{port_max} - port_min + 1) / 2;
-    const unsigned addresses = static_cast<unsigned>((2ull * calls + pairs_per_address - 1) / pairs_per_address) + 1;
-    if (addresses > rtp::max_media_addresses) {
-        std::fprintf(stderr, "rtp_bench: %u flows need %u media addresses (at most %u)\n", flows, addresses,
-                     rtp::max_media_addresses);
+    const unsigned addresses = static_cast<unsigned>((2ull * calls + pairs_per_address - 1) / pairs_per_address);
+    if (addresses > rtp::max_media_addresses || (pipeline && addresses > 1)) {
+        std::fprintf(stderr, "rtp_bench: %u flows need %u media addresses (at most %u; the pipeline mode: 1)\n", flows,
+                     addresses, pipeline ? 1 : rtp::max_media_addresses);
         return false;
     }
     rtp::flow_table_config tc;
@@ -365,7 +375,6 @@ bool run_relay(bench& b, unsigned flows, std::mt19937_64& rng)
     tc.port_min = port_min;
     tc.port_max = port_max;
     tc.workers = 1;
-    auto table = std::make_unique<rtp::flow_table>(tc);
     rtp::media_config mc;
     mc.enabled = true;
     mc.addresses = tc.addresses;
@@ -373,7 +382,40 @@ bool run_relay(bench& b, unsigned flows, std::mt19937_64& rng)
     mc.port_max = port_max;
     mc.inactivity_timeout_s = 0;
     mc.sessions_per_worker = std::max<uint32_t>(1024, std::bit_ceil(calls));
-    auto sessions = std::make_unique<rtp::media_sessions>(*table, 0, mc);
+    // The relay mode owns its table and sessions; the pipeline mode has sbcd's start_media
+    // build them into the runtime, beside an interface that owns the media address.
+    std::unique_ptr<rtp::flow_table> own_table;
+    std::unique_ptr<rtp::media_sessions> own_sessions;
+    rtp::flow_table* table = nullptr;
+    rtp::media_sessions* sessions = nullptr;
+    if (pipeline) {
+        auto snap = std::make_unique<dp::snapshot>();
+        snap->generation = 2;
+        dp::interface_info ifc;
+        ifc.name = "media";
+        ifc.port_id = b.port;
+        ifc.address = first_media_ip;
+        ifc.netmask = 0xfffe0000;  // 198.18.0.0/15
+        std::memcpy(ifc.mac.data(), b.mac.addr_bytes, 6);
+        snap->interfaces.push_back(ifc);
+        snap->index_interfaces();
+        std::string error;
+        if (!dp::start_media(*b.rt, mc, snap->interfaces, error)) {
+            std::fprintf(stderr, "rtp_bench: start_media: %s\n", error.c_str());
+            return false;
+        }
+        sbc::control::publish_snapshot(b.rt->shared->snap, std::move(snap));
+        dp::mac_addr us;
+        std::memcpy(us.data(), b.mac.addr_bytes, 6);
+        b.rt->shared->neighbours.insert(first_media_ip, us, 1);
+        table = b.rt->shared->media_flows.get();
+        sessions = b.w->media.get();
+    } else {
+        own_table = std::make_unique<rtp::flow_table>(tc);
+        own_sessions = std::make_unique<rtp::media_sessions>(*own_table, 0, mc);
+        table = own_table.get();
+        sessions = own_sessions.get();
+    }
 
     // Offers in call order (leg A of call c sits at our B port of call c-1), answers in reverse
     // order (leg B of call c sits at our A port of call c+1). The two ends of the chain are not
@@ -408,7 +450,7 @@ bool run_relay(bench& b, unsigned flows, std::mt19937_64& rng)
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_setup).count();
 
     rtp::relay_env env;
-    env.table = table.get();
+    env.table = table;
     for (unsigned i = 0; i < addresses; ++i) {
         rtp::media_egress& e = env.egress[i];
         e.port_id = b.port;
@@ -447,23 +489,32 @@ bool run_relay(bench& b, unsigned flows, std::mt19937_64& rng)
         return false;
     }
 
-    rtp::relay_counters counters;
+    rtp::relay_counters own_counters;
+    rtp::relay_counters& counters = pipeline ? b.w->media_counters : own_counters;
+    const uint64_t relayed0[2] = {counters.packets[0].load(), counters.packets[1].load()};
+    const uint64_t latched0 = counters.latched.load();
+    uint64_t drops0 = 0;
+    for (const auto& d : counters.drops) drops0 += d.load();
+    const auto worker0 = dp::snapshot_of(b.w->counters);
     uint64_t not_media = 0;
     run_result r;
-    if (!run_stage(b, relay_stage{&env, &counters, &not_media}, r)) return false;
+    if (!(pipeline ? run_stage(b, dp::production{}, r) : run_stage(b, relay_stage{&env, &counters, &not_media}, r)))
+        return false;
     const uint64_t rss1 = rss_bytes();
-    uint64_t drops = not_media;
+    // Relay drops, and in the pipeline whatever the stages before it dropped.
+    uint64_t drops = not_media + dp::difference(worker0, dp::snapshot_of(b.w->counters)).drops_total();
     for (const auto& d : counters.drops) drops += d.load();
+    drops -= drops0;
     const unsigned left = drain_ring(b);
-    std::printf("mode=relay flows=%u calls=%u addresses=%u setup_ms=%.0f mpps=%.3f wall_mpps=%.3f cpu_share=%.2f "
+    std::printf("mode=%s flows=%u calls=%u addresses=%u setup_ms=%.0f mpps=%.3f wall_mpps=%.3f cpu_share=%.2f "
                 "bytes_per_flow=%.0f table_bytes_per_flow=%.0f relayed_a=%lu relayed_b=%lu drops=%lu latched=%lu "
                 "in_flight_end=%u\n",
-                2 * calls, calls, addresses, setup_ms, r.mpps, r.wall_mpps, r.cpu_share,
+                pipeline ? "pipeline" : "relay", 2 * calls, calls, addresses, setup_ms, r.mpps, r.wall_mpps, r.cpu_share,
                 static_cast<double>(rss1 - rss0) / (2.0 * calls),
                 static_cast<double>(table->bytes_allocated()) / (2.0 * calls),
-                static_cast<unsigned long>(counters.packets[0].load()),
-                static_cast<unsigned long>(counters.packets[1].load()), static_cast<unsigned long>(drops),
-                static_cast<unsigned long>(counters.latched.load()), left);
+                static_cast<unsigned long>(counters.packets[0].load() - relayed0[0]),
+                static_cast<unsigned long>(counters.packets[1].load() - relayed0[1]), static_cast<unsigned long>(drops),
+                static_cast<unsigned long>(counters.latched.load() - latched0), left);
     for (std::size_t i = 0; i < rtp::relay_drop_count; ++i) {
         if (counters.drops[i].load() != 0) {
             std::printf("  drop %.*s=%lu\n", static_cast<int>(rtp::relay_drop_name(static_cast<rtp::relay_drop>(i)).size()),
@@ -557,6 +608,7 @@ int main(int argc, char** argv)
     }
     b.mac = rt->ports[0].mac;
     sbc::control::publish_snapshot(rt->shared->snap, std::make_unique<dp::snapshot>());
+    b.rt = rt.get();
     b.w = rt->workers[0].get();
     rt->launched = true;  // stop_dataplane waits for the lcore, which run_stage has left idle
 
@@ -569,7 +621,8 @@ int main(int argc, char** argv)
         pos = comma + 1;
         if (mode.empty()) continue;
         if (mode == "ceiling") ok = run_ceiling(b, rng);
-        else ok = run_relay(b, static_cast<unsigned>(std::strtoul(mode.c_str(), nullptr, 10)), rng);
+        else if (mode[0] == 'p') ok = run_relay(b, static_cast<unsigned>(std::strtoul(mode.c_str() + 1, nullptr, 10)), true, rng);
+        else ok = run_relay(b, static_cast<unsigned>(std::strtoul(mode.c_str(), nullptr, 10)), false, rng);
     }
     dp::stop_dataplane(*rt);
     sbc::control::retire_snapshot(rt->shared->snap);
