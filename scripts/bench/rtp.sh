@@ -28,7 +28,7 @@
 #   worker's tx_packets over its thread's CPU time, for rtpengine the packets received over
 #   the CPU time of all its threads (/proc/PID/stat). On this shared 2-CPU machine wall-clock
 #   rates would count other processes' time against whichever ran then; the wall rates and
-#   CPU shares are printed too. Per run: median of SECONDS one-second samples after a warm-up;
+#   CPU shares are printed too. Per run: median of SECONDS_PER_RUN one-second samples after a warm-up;
 #   over RUNS runs: the median. bytes_per_flow: process RSS growth from before the flow table
 #   was built until the end of the 1,000,000-flow run (table, sessions, port pools, all pages
 #   touched), divided by the flows; from the first run.
@@ -38,7 +38,8 @@
 #
 # Usage (root): scripts/bench/rtp.sh   env: RUNS (3), SECONDS_PER_RUN (3), BUILD_DIR (build),
 #                                        MAIN_CPU (0), WORKER_CPU (1), RTPENGINE_ROUNDS (5)
-# Bounded: every process runs under `timeout`; the whole script takes about 2 minutes.
+# Bounded: every process runs under `timeout` and no run starts after 150 s: about 2.5 minutes,
+# at most 5 (after the build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -76,13 +77,15 @@ flow_counts=(1000 100000 1000000)
 # CPU) has no samples there; it is repeated, up to RUNS more times in all.
 r=0
 attempts=0
-while [ "$r" -lt "$runs" ] && [ "$attempts" -lt $((2 * runs)) ]; do
+# Time bound: no new run starts after 150 s (each is killed at 90 s, rtpengine's part at 60 s).
+SECONDS=0
+while [ "$r" -lt "$runs" ] && [ "$attempts" -lt $((2 * runs)) ] && [ "$SECONDS" -lt 150 ]; do
   attempts=$((attempts + 1))
   r=$((r + 1))
   log="$logs/sbc.$r.log"
   # The 1,000,000-flow run comes first after the ceiling: its RSS growth is then the first
   # allocation of flow state in the process (later runs reuse freed heap).
-  timeout 240 "$build/tests/bench/rtp_bench" --modes ceiling,1000000,100000,1000,p1000,p30000 --seconds "$seconds" --warmup 1 -- \
+  timeout 90 "$build/tests/bench/rtp_bench" --modes ceiling,1000000,100000,1000,p1000,p30000 --seconds "$seconds" --warmup 1 -- \
     --lcores "0@${main_cpu},1@${worker_cpu}" --no-huge -m 1536 --no-pci \
     --file-prefix="sbc-rtp-$$-$r" --log-level=lib.eal:error --log-level=user1:warning >"$log" 2>&1 ||
     { tail -20 "$log" >&2; exit 1; }
@@ -116,7 +119,7 @@ taskset -c "$worker_cpu" "$rtpengine" --config-file=none --table=-1 --interface=
   --listen-ng="127.0.0.1:$ng_port" --foreground --log-stderr --log-level=2 \
   --port-min=30000 --port-max=39999 --num-threads=1 >"$logs/rtpengine.log" 2>&1 &
 re_pid=$!
-timeout 120 taskset -c "$main_cpu" "$build/tests/bench/rtpengine_drive" --ng "$ng_port" --pid "$re_pid" \
+timeout 60 taskset -c "$main_cpu" "$build/tests/bench/rtpengine_drive" --ng "$ng_port" --pid "$re_pid" \
   --flows 1000 --rounds "$re_rounds" --seconds "$seconds" --warmup 1 >"$logs/re.log" 2>&1 ||
   { cat "$logs/re.log" >&2; tail -5 "$logs/rtpengine.log" >&2; exit 1; }
 sed 's/^/rtpengine: /' "$logs/re.log"
