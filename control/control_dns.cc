@@ -1,7 +1,10 @@
-// The control loop's side of DNS SRV regions: whether a peer still has calls (a peer gone
-// from DNS stays in the tables until its last call ends) and ARP for the next hops of peers,
-// also those learned from DNS after start. Control core only.
+// The control loop's side of DNS SRV regions: publishing a changed peer set once the new
+// peers' next hops are resolved, whether a peer still has calls (a peer gone from DNS stays
+// in the tables until its last call ends) and ARP for the next hops of every peer, also those
+// learned from DNS after start. Control core only.
 #include "control/control_loop.h"
+
+#include <cstdio>
 
 namespace sbc::control {
 
@@ -26,6 +29,40 @@ void control_loop::resolve_peer_hops()
             break;
         }
     }
+}
+
+namespace {
+
+// How long new peers from DNS wait for the MAC of their next hop before they are published
+// anyway (a worker drops what it cannot address; a peer that never answers ARP must not hold
+// back the other changes for long).
+constexpr uint64_t dns_arp_wait_ms = 1000;
+
+}  // namespace
+
+void control_loop::on_dns(uint64_t now)
+{
+    if (dns_.poll(now) && !dns_publish_pending_) {
+        dns_publish_pending_ = true;
+        dns_changed_ms_ = now;
+    }
+    if (!dns_publish_pending_) return;
+    bool unresolved = false;
+    for (const auto& lr : dns_.peers_for(cfg_))
+        for (const auto& p : lr.current)
+            for (uint16_t i = 0; i < interfaces_.size(); ++i) {
+                const uint32_t hop = interfaces_[i].next_hop(p.address);
+                if (hop == 0) continue;
+                if (!rt_.shared->neighbours.lookup(hop)) {
+                    neighbours_.needed(i, hop, now);  // sends only when no request is under way
+                    unresolved = true;
+                }
+                break;
+            }
+    if (unresolved && now - dns_changed_ms_ < dns_arp_wait_ms) return;
+    dns_publish_pending_ = false;
+    std::string err;
+    if (!publish_config(cfg_, err)) std::fprintf(stderr, "sbcd: peers from DNS not published: %s\n", err.c_str());
 }
 
 }  // namespace sbc::control

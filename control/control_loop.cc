@@ -430,11 +430,7 @@ int control_loop::run()
         const uint64_t now = now_ms();
         drain_events(now);
         prober_.tick(now, [this](uint32_t id) { return peer_name(id); });
-        if (dns_.poll(now)) {
-            // DNS changed a region's peers (or a peer gone from DNS has no call left).
-            std::string err;
-            if (!publish_config(cfg_, err)) std::fprintf(stderr, "sbcd: DNS peers not published: %s\n", err.c_str());
-        }
+        on_dns(now);
         if (now - last_tick >= 100) {
             neighbours_.tick(now);
             passive_.tick(now, [this](uint32_t id) { return peer_name(id); });

@@ -65,6 +65,9 @@ private:
     /// ARP for the next hop of every peer not resolved yet, so that the first INVITE to a
     /// peer (also one learned from DNS later) is not lost to an unresolved MAC (control_dns.cc).
     void resolve_peer_hops();
+    /// Handles DNS; when a region's peers changed, publishes them once their next hops are
+    /// resolved (at most dns_arp_wait_ms later) (control_dns.cc).
+    void on_dns(uint64_t now);
     /// `peer canary NAME --match FIELD:PATTERN` and `peer promote NAME` (control_canary.cc).
     nlohmann::json peer_canary(const nlohmann::json& request);
 
@@ -84,6 +87,8 @@ private:
     /// `srv` regions: DNS answers become peers; a change publishes new tables (control/dns.h).
     dns_regions dns_{[](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); },
                      [this](const std::string& key) { return peer_has_calls(key); }};
+    bool dns_publish_pending_ = false;
+    uint64_t dns_changed_ms_ = 0;
     std::shared_ptr<const sip::proxy_tables> tables_;  ///< as published; control core only
     std::vector<std::string> peer_names_;               ///< by peer id
     passive_health passive_;
