@@ -292,7 +292,8 @@ std::string usage()
         ";\n"
         "                 sbcd's is [node].control_socket in its config)\n"
         "  --json         print the daemon's JSON answer instead of text (shapes in docs/operations.md)\n"
-        "  --timeout MS   give up when sbcd has not answered after MS milliseconds (default 2000)\n"
+        "  --timeout MS   give up when sbcd has not answered after MS milliseconds (default 2000);\n"
+        "                 after `drain`, --timeout S is the drain's grace period instead\n"
         "  -h, --help     this text\n"
         "\n"
         "commands:\n";
@@ -322,10 +323,12 @@ int run(int argc, char** argv)
     const command* cmd = nullptr;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        // Global options are accepted before and after the command ("sbcctl stats --json").
+        // Global options are accepted before and after the command ("sbcctl stats --json"),
+        // except that after `drain`, --timeout is the drain's own (seconds), as its help says.
+        const bool drain_timeout = cmd != nullptr && cmd->name == "drain" && a == "--timeout";
         if (a == "--json") {
             o.json = true;
-        } else if (a == "--socket" || a == "--timeout") {
+        } else if ((a == "--socket" || a == "--timeout") && !drain_timeout) {
             if (i + 1 >= argc) throw usage_error{a + " needs a value"};
             const std::string v = argv[++i];
             if (a == "--socket") {

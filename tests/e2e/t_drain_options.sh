@@ -1,29 +1,35 @@
 #!/usr/bin/env bash
 # The SBC's own OPTIONS answer follows its state, so that upstream load balancers move away
-# during a rolling update: 200 while it takes calls, 503 once `sbcctl drain` has started (a call
-# still up keeps sbcd running), and sbcd still exits 0 when that call ends.
+# during a rolling update: 200 while it takes calls, 503 once `sbcctl drain --timeout 60` has
+# started (a call still up keeps sbcd running; the drain's own timeout is the one logged), and
+# sbcd still exits 0 when that call ends.
 source "$(dirname "$0")/sip_common.sh"
 sip_up
 peer 198.18.1.11 uas.xml
-opt=$DIR/options.txt
-ask_options() { # N: one OPTIONS to sbcd, prints the status line of the answer (or nothing)
-  cat >"$opt" <<MSG
-OPTIONS sip:198.18.0.1:5060 SIP/2.0
-Via: SIP/2.0/UDP $SIPP_CALLER:5070;branch=z9hG4bK-opt-$1
-Max-Forwards: 70
-From: <sip:lb@$SIPP_CALLER:5070>;tag=lb$1
-To: <sip:198.18.0.1:5060>
-Call-ID: lb-options-$1
-CSeq: $1 OPTIONS
-Content-Length: 0
-
-MSG
-  udp_exchange "$SIPP_CALLER" "$opt" 1 | head -n 1
+# ask_options N: one OPTIONS to sbcd from the caller's address (resent every 0.5 s, at most
+# 6 times, until answered); prints the status line of the first answer, or nothing.
+ask_options() {
+  ip netns exec "$SIPP_NS_HOSTS" python3 - "$SIPP_CALLER" "$SIPP_PROXY_ADDR" "$1" <<'PY'
+import socket, sys
+src, dst, n = sys.argv[1], sys.argv[2], sys.argv[3]
+m = ("OPTIONS sip:%s:5060 SIP/2.0\r\nVia: SIP/2.0/UDP %s:5070;branch=z9hG4bK-opt-%s\r\n"
+     "Max-Forwards: 70\r\nFrom: <sip:lb@%s:5070>;tag=lb%s\r\nTo: <sip:%s:5060>\r\n"
+     "Call-ID: lb-options-%s\r\nCSeq: %s OPTIONS\r\nContent-Length: 0\r\n\r\n") % (dst, src, n, src, n, dst, n, n)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((src, 5070)); s.settimeout(0.5)
+for _ in range(6):
+    s.sendto(m.encode(), (dst, 5060))
+    try:
+        d, _ = s.recvfrom(65535)
+        print(d.decode('latin-1').split('\r\n', 1)[0]); break
+    except (socket.timeout, ConnectionRefusedError):
+        pass
+PY
 }
 st=$(ask_options 1)
 [[ "$st" == "SIP/2.0 200"* ]] || fail "OPTIONS to a running SBC answered '$st', expected 200"
 
-sipp_uac_start "$DIR/long" 1 1 40 uac.xml -s 1000 -d 3000
+sipp_uac_start "$DIR/long" 1 1 40 uac.xml -s 1000 -d 6000
 long_wrap=$SIPP_WRAP_PID
 for _ in $(seq 1 50); do [ "$(sip_stat dialogs_active)" = 1 ] && break; sleep 0.1; done
 [ "$(sip_stat dialogs_active)" = 1 ] || fail "the long call did not come up"
@@ -31,6 +37,8 @@ ctl drain --timeout 60 >/dev/null || fail "drain refused"
 st=$(ask_options 2)
 [[ "$st" == "SIP/2.0 503"* ]] || fail "OPTIONS to a draining SBC answered '$st', expected 503"
 kill -0 "$SBCD_PID" 2>/dev/null || fail "sbcd stopped while a call was still up"
+grep -q "draining: no new calls; exit when none is left or in 60 s" "$DIR/sbcd.log" ||
+  { grep draining "$DIR/sbcd.log" >&2; fail "sbcctl drain --timeout 60 did not set a 60 s grace period"; }
 
 wait "$long_wrap" || true
 read -r ok failed < <(sipp_counts "$DIR/long")
