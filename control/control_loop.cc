@@ -371,6 +371,8 @@ void control_loop::fill_sip(stats_report& r) const
     for (std::size_t i = 0; i < tables_->routes.size() && i < sip::proxy_stats::max_counted; ++i)
         s.invites_by_route.push_back({tables_->routes[i].name, sum_by(&sip::proxy_stats::invites_by_route, i)});
     s.invites_by_route.push_back({"(none)", sum_by(&sip::proxy_stats::invites_by_route, sip::proxy_stats::max_counted)});
+    s.probe_send_failures = prober_.send_failures();
+    s.probe_late_replies = prober_.late_replies();
     for (const auto& p : tables_->peers) {
         peer_report pr;
         pr.name = p.name;

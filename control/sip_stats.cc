@@ -113,6 +113,8 @@ json to_json(const sip_report& r)
     for (const auto& t : r.invites_by_route) routes[t.name] = t.count;
     j["invites_by_trunk"] = trunks;
     j["invites_by_route"] = routes;
+    j["probe_send_failures"] = r.probe_send_failures;
+    j["probe_late_replies"] = r.probe_late_replies;
     return j;
 }
 
@@ -127,6 +129,13 @@ std::string sip_prometheus(const sip_report& r)
     }
     o << "# HELP sbc_calls_active Established calls (dialogs).\n# TYPE sbc_calls_active gauge\nsbc_calls_active "
       << r.dialogs_active << "\n";
+    o << "# HELP sbc_probe_send_failures_total OPTIONS probes that could not be sent (no MAC for the next hop yet, no "
+         "buffer, inject ring full); they count as failed.\n# TYPE sbc_probe_send_failures_total counter\n"
+         "sbc_probe_send_failures_total "
+      << r.probe_send_failures << "\n";
+    o << "# HELP sbc_probe_late_replies_total Replies to OPTIONS probes that came after their timeout (or twice).\n"
+         "# TYPE sbc_probe_late_replies_total counter\nsbc_probe_late_replies_total "
+      << r.probe_late_replies << "\n";
     o << "# HELP sbc_call_setups_active Calls being set up.\n# TYPE sbc_call_setups_active gauge\nsbc_call_setups_active "
       << r.setups_active << "\n";
     o << "# HELP sbc_trunk_invites_total New calls offered on the trunk.\n# TYPE sbc_trunk_invites_total counter\n";

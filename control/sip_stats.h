@@ -48,6 +48,8 @@ struct sip_report {
     std::vector<peer_report> peers;
     std::vector<named_count> invites_by_trunk;  ///< new calls offered on each trunk
     std::vector<named_count> invites_by_route;  ///< new calls that took each route ("(none)": 404)
+    uint64_t probe_send_failures = 0;  ///< OPTIONS probes not sent (no MAC for the next hop yet, no buffer, ring full)
+    uint64_t probe_late_replies = 0;   ///< probe replies after their timeout, or for no probe outstanding
 };
 
 nlohmann::json to_json(const sip_report& r);

@@ -106,8 +106,8 @@ if [ "${1:-}" = --one ]; then
   wait "$tcpdump_pid" 2>/dev/null || true
   read -r ok failed < <(sipp_counts "$DIR/callers")
   # What health did, for the log of this run; flips of the healthy peer during the run.
-  { ctl peers; ctl stats; grep "peer " "$DIR/sbcd.log"; } >&2 || true
-  flaps=$(tail -n +"$((log_lines + 1))" "$DIR/sbcd.log" | grep -c "peer region1/198.18.1.12:5060.* down" || true)
+  { ctl peers; ctl stats; grep "peer " "$DIR/sbcd.log"; curl -s "http://$HTTP/metrics" | grep -E "^sbc_(probe|peer_probe)"; } >&2 || true
+  flaps=$(tail -n +"$((log_lines + 1))" "$DIR/sbcd.log" | grep -c "peer region1/198.18.1.12:5060: up -> down" || true)
   [ "${failed:-0}" -eq 0 ] || { echo "caller errors (last lines):" >&2; tail -n 40 "$DIR"/callers/*_errors.log >&2 || true; }
   python3 - "$pcap" "$t_death" "$mode" "$DEATH" "$RATE" "$failed" "$DIR/states" "$flaps" <<'PY'
 import struct, sys
