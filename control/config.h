@@ -154,6 +154,21 @@ struct dns_config {
     bool serve_stale = true;           ///< keep the last good answer while refreshes fail, past its TTL too
 };
 
+enum class media_latching : uint8_t { symmetric, strict };
+
+/// `[media]`: media anchoring (control/config_media.cc). Absent: SDP passes unchanged.
+struct media_config_section {
+    bool enabled = false;                  ///< the section is present
+    std::vector<ipv4_addr> addresses;      ///< `address` or `addresses`: each an interface's address
+    uint16_t port_min = 20000;             ///< even, 1024..65534
+    uint16_t port_max = 59999;             ///< above port_min
+    media_latching latching = media_latching::symmetric;
+    unsigned inactivity_timeout_s = 60;    ///< 0..86400; 0: calls are never ended for silence
+    unsigned quarantine_ms = 5000;         ///< 1000..600000: a freed port waits this long (beyond any RCU grace period)
+    unsigned sessions_per_worker = 65536;  ///< calls with media per worker, 16..4194304
+    int line = 0;
+};
+
 /// The whole file.
 struct config {
     std::string path;  ///< where it was read from
@@ -170,6 +185,7 @@ struct config {
     limits_config limits;
     health_config health;
     dns_config dns;
+    media_config_section media;
 };
 
 /// A problem in the file: where it is and what is wrong with it.

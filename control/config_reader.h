@@ -22,9 +22,9 @@
 namespace sbc::control::config_detail {
 
 
-// Top-level tables that later issues parse ([self], [media]). They are accepted and
+// Top-level tables that later issues parse ([self]). They are accepted and
 // ignored here so that the example config can already show the whole file.
-inline constexpr std::array<std::string_view, 2> later_sections{"self", "media"};
+inline constexpr std::array<std::string_view, 1> later_sections{"self"};
 
 inline constexpr unsigned min_memory_mb = 256;
 inline constexpr std::size_t max_sun_path = 107;  // sizeof(sockaddr_un::sun_path) - 1 on Linux
@@ -363,5 +363,7 @@ void read_limits(loader& l, const toml::table& t, limits_config& lc);
 void read_health(loader& l, const toml::table& t, health_config& h);
 // [dns] (config_dns.cc).
 void read_dns(loader& l, const toml::table& t, dns_config& d);
+// [media] (config_media.cc), after the interfaces and trunks it refers to.
+void read_media(loader& l, const toml::table& t, const config& c, media_config_section& m);
 
 }  // namespace sbc::control::config_detail

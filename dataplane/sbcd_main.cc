@@ -12,6 +12,7 @@
 #include "control/config.h"
 #include "control/control_loop.h"
 #include "control/snapshot_build.h"
+#include "dataplane/rtp_stage.h"
 #include "dataplane/runtime.h"
 
 namespace {
@@ -42,6 +43,23 @@ void on_signal(int sig)
         sbc::control::reload_requested.store(true, std::memory_order_relaxed);
     else
         sbc::control::stop_requested.store(true, std::memory_order_relaxed);
+}
+
+/// [media] into the dataplane: after the first snapshot (the interfaces), before the workers.
+bool start_media(const sbc::control::config& cfg, sbc::dataplane::dataplane_runtime& rt, std::string& error)
+{
+    const auto& m = cfg.media;
+    if (!m.enabled) return true;
+    sbc::rtp::media_config c;
+    c.enabled = true;
+    c.addresses = m.addresses;
+    c.port_min = m.port_min;
+    c.port_max = m.port_max;
+    c.mode = m.latching == sbc::control::media_latching::strict ? sbc::rtp::latching::strict : sbc::rtp::latching::symmetric;
+    c.inactivity_timeout_s = m.inactivity_timeout_s;
+    c.quarantine_ms = m.quarantine_ms;
+    c.sessions_per_worker = m.sessions_per_worker;
+    return sbc::dataplane::start_media(rt, c, rt.shared->snap.current->interfaces, error);
 }
 
 }  // namespace
@@ -141,7 +159,7 @@ int main(int argc, char** argv)
         }
         {
             sbc::control::control_loop loop(cfg, *rt);
-            if (!loop.start(error) || !sbc::dataplane::launch_workers(*rt, error)) {
+            if (!loop.start(error) || !start_media(cfg, *rt, error) || !sbc::dataplane::launch_workers(*rt, error)) {
                 std::fprintf(stderr, "sbcd: %s\n", error.c_str());
                 rc = loop.config_refused() ? 2 : 1;
             } else {

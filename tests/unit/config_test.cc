@@ -580,7 +580,7 @@ TEST(config, reports_every_mistake_in_file_order_not_just_the_first)
 
 TEST(config, accepts_sections_that_later_issues_parse)
 {
-    auto r = parse_config(with_interface("[self]\nwhatever = 1\n[media]\nlatching = \"x\"\n[dns]\nservers = []\n",
+    auto r = parse_config(with_interface("[self]\nwhatever = 1\n[media]\nlatching = \"strict\"\n[dns]\nservers = []\n",
                                          good_address),
                           "later.toml");
     EXPECT_TRUE(r.errors.empty()) << r.errors[0].to_string();
