@@ -71,10 +71,10 @@ grep 'sbcd: dns:' "$dir/sbcd.log" || true
 step "ping 198.18.0.1 from the caller"
 ip netns exec "$SIPP_NS_HOSTS" ping -c 5 -i 0.2 -W 2 -I "$SIPP_CALLER" "$SIPP_PROXY_ADDR"
 
-step "SIPp callees on the four peers (scripts/sipp/uas.xml: 100, 180, 200 after 20 ms)"
+step "SIPp callees on the four peers (scripts/sipp/uas.xml: 100, 180, 200 after 20 ms; RTP echoed back)"
 declare -A peer_pid peer_wrap
 for a in "${SIPP_REGION1[@]}" "${SIPP_REGION2[@]}"; do
-  sipp_uas_start "$a" uas.xml "$dir/peer-$a" $((SECS + 60))
+  sipp_uas_start "$a" uas.xml "$dir/peer-$a" $((SECS + 60)) -rtp_echo -mi "$a" -mp 6000
   peer_pid[$a]=$SIPP_PID
   peer_wrap[$a]=$SIPP_WRAP_PID
   echo "peer $a: SIPp pid $SIPP_PID"
@@ -82,7 +82,11 @@ done
 
 calls=$((RATE * SECS))
 step "calls: $RATE calls/s for $SECS s ($calls calls, 1 s of talk each); peer 198.18.1.12 is killed after $((SECS / 2)) s"
-sipp_uac_start "$dir/caller" "$RATE" "$calls" $((SECS + 40)) uac.xml -s 1000 -d 1000
+# Each call streams 1 s of G.711 (scripts/sipp/uac_media.xml plays media.pcmu from its
+# directory) to sbcd's media port; the callee echoes it back through sbcd.
+mkdir -p "$dir/caller"
+python3 -c 'import sys; open(sys.argv[1], "wb").write((b"\x80" * 10 + b"\x00" * 10) * 400)' "$dir/caller/media.pcmu"
+sipp_uac_start "$dir/caller" "$RATE" "$calls" $((SECS + 40)) uac_media.xml -s 1000 -d 1200 -mi "$SIPP_CALLER" -mp 6000
 sleep $((SECS / 2))
 kill -KILL "${peer_pid[198.18.1.12]}"
 wait "${peer_wrap[198.18.1.12]}" 2>/dev/null || true   # (no "Killed" job notice)
@@ -93,12 +97,12 @@ sipp_uac_wait || rc=$?
 
 read -r ok failed < <(sipp_counts "$dir/caller")
 read -r p50 p99 n < <(sipp_rtt_pcts "$dir/caller")
-# Where the failed calls failed (SIPp's error log): waiting for the 200 after a 180 (uac.xml
-# step 3: the call rang on the peer when it died, and a call that rang is never retried),
-# or waiting for the answer to the BYE (step 8: the call was up on the killed peer).
+# Where the failed calls failed (SIPp's error log): waiting for the 200 after a 180
+# (uac_media.xml step 3: the call rang on the peer when it died, and a call that rang is never
+# retried), or waiting for the answer to the BYE (step 9: the call was up on the killed peer).
 errs=$(cat "$dir"/caller/*_errors.log 2>/dev/null || true)
-rang=$(grep -c 'receive timeout on message sbc uac:3 ' <<<"$errs" || true)
-bye_timeout=$(grep -c 'receive timeout on message sbc uac:8 ' <<<"$errs" || true)
+rang=$(grep -c 'receive timeout on message sbc uac media:3 ' <<<"$errs" || true)
+bye_timeout=$(grep -c 'receive timeout on message sbc uac media:9 ' <<<"$errs" || true)
 lost=$(( $(sipp_bye_lost "$dir/caller" || true) + bye_timeout ))
 new_failed=$((failed - bye_timeout))
 r_code=$(sip_counter retries_code); r_silence=$(sip_counter retries_timeout); r_icmp=$(sip_counter retries_icmp)
