@@ -3,12 +3,13 @@
 #  1. sbcd learns region1 and region2 from _sip._udp.region{1,2}.test (targets with priority
 #     10 and 20) and calls land on region1's priority-10 target 198.18.1.11;
 #  2. region1's A records change (dnsmasq re-reads its hosts file on SIGHUP, no outage):
-#     a.region1.test .11 -> .13 and b.region1.test .12 -> .14. Calls placed all along complete, new calls move to .13 after
-#     the next refresh (3/4 of the 2 s TTL) and none go to .11 after that; .11 and .12 leave the peer table once their calls
-#     ended; sbcd resolves the MAC of both new peers by itself before it sends them calls (.14
-#     gets no call, so only the control core's ARP for DNS-learned peers can have learned it;
-#     no packet is dropped for an unresolved next hop). Prints the time from the
-#     change to the first INVITE on .13;
+#     a.region1.test .11 -> .13 and b.region1.test .12 -> .14. Calls placed all along
+#     complete (those up on .11 when it left DNS too, BYE included); new calls move to .13
+#     at the next refresh (3/4 of the 2 s TTL) and none go to .11 after that; .11 and .12
+#     leave the peer table once their calls ended; sbcd resolves the MAC of both new peers
+#     before it sends them calls (.14 gets no call, so only the control core's ARP for
+#     DNS-learned peers can have learned it; no packet is dropped for an unresolved next
+#     hop). Prints the time from the change to the first INVITE on .13;
 #  3. DNS stopped: the last good answer is kept past its TTL, calls still complete on .13, and
 #     the stale counter of /metrics moves.
 source "$(dirname "$0")/sip_common.sh"
@@ -119,6 +120,9 @@ switch_s=$(awk -v a="$t_change" -v b="$first13" 'BEGIN { printf "%.2f", b - a }'
 note "DNS change -> first INVITE on the new peer: ${switch_s} s (TTL 2 s, refresh at 3/4 of it)"
 awk -v s="$switch_s" 'BEGIN { exit !(s >= 0 && s < 3.0) }' ||
   fail "new peer used ${switch_s} s after the change, expected within 3 s (refresh every 1.5 s)"
+# Calls up on .11 when it left DNS went on: every INVITE it got was followed by its BYE.
+inv11=$(received "$DIR/peer-198.18.1.11" '^INVITE '); bye11=$(received "$DIR/peer-198.18.1.11" '^BYE ')
+[ "$inv11" -eq "$bye11" ] || fail "198.18.1.11 got $inv11 INVITEs but $bye11 BYEs: a call up on it when it left DNS was cut"
 awk -v a="$last11" -v b="$first13" 'BEGIN { exit !(a < b + 0.3) }' ||
   fail ".11 still got INVITEs after .13 was in use (last .11 at $last11, first .13 at $first13)"
 lines=$(peers_lines)
