@@ -9,6 +9,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include "control/media_collect.h"
 #include "control/snapshot_build.h"
 #include "dataplane/events.h"
 
@@ -294,6 +295,7 @@ nlohmann::json control_loop::handle(const nlohmann::json& request)
     }
     if (cmd == "status" || cmd == "stats" || cmd == "calls" || cmd == "peers") {
         nlohmann::json j = to_json(report());
+        if (cmd == "calls" && request.value("media", false)) j["media"] = to_json(collect_media(rt_, true));
         j["ok"] = true;
         return j;
     }
@@ -339,6 +341,7 @@ stats_report control_loop::report() const
     r.icmp_unreachable = icmp_unreachable_;
     r.dns = dns_.report(cfg_, now_ms());
     fill_sip(r);
+    r.media = collect_media(rt_, false);
     return r;
 }
 

@@ -83,7 +83,17 @@ int show(const options& o, std::string_view cmd, std::span<const std::string> ar
 
 int cmd_status(const options& o, std::span<const std::string> args) { return show(o, "status", args, ctl::render_status_text); }
 int cmd_stats(const options& o, std::span<const std::string> args) { return show(o, "stats", args, ctl::render_stats_text); }
-int cmd_calls(const options& o, std::span<const std::string> args) { return show(o, "calls", args, ctl::render_calls_text); }
+int cmd_calls(const options& o, std::span<const std::string> args)
+{
+    if (args.size() == 1 && args[0] == "--media") {
+        // Every call with anchored media: ports, far ends, packets/bytes/loss/jitter each way.
+        auto r = ask(o, {{"cmd", "calls"}, {"media", true}});
+        if (!r) return exit_daemon;
+        std::cout << (o.json ? r->dump(2) + "\n" : ctl::render_calls_media_text(*r));
+        return exit_ok;
+    }
+    return show(o, "calls", args, ctl::render_calls_text);
+}
 int cmd_peers(const options& o, std::span<const std::string> args) { return show(o, "peers", args, ctl::render_peers_text); }
 
 double parse_positive(const std::string& flag, const std::string& value)
@@ -235,7 +245,8 @@ constexpr command commands[] = {
      cmd_status},
     {"stats", "", "packet totals, packets per pipeline stage, drops by reason (non-zero first) and per-worker counters",
      cmd_stats},
-    {"calls", "", "active calls: established and being set up, per peer", cmd_calls},
+    {"calls", "[--media]", "active calls: established and being set up, per peer; --media: each call's media streams "
+     "(our ports, far ends, packets, bytes, loss and jitter per direction)", cmd_calls},
     {"peers", "", "every peer: region, address, state (up, down, trial, draining, disabled), why, last probe RTT, active calls, "
                   "attempts and failures by cause", cmd_peers},
     {"top", "[--interval S] [--count N]",

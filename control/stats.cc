@@ -216,7 +216,8 @@ json to_json(const stats_report& r)
                 {"workers", ws},
                 {"total", to_json(r.total)},
                 {"sip", to_json(r.sip)},
-                {"dns", to_json(r.dns)}};
+                {"dns", to_json(r.dns)},
+                {"media", to_json(r.media)}};
 }
 
 std::string to_prometheus(const stats_report& r)
@@ -286,7 +287,7 @@ std::string to_prometheus(const stats_report& r)
     w.family("worker_busy_percent", "gauge",
              "Share of the worker's cycles spent in iterations with work since it started, 0..100; use rate() of busy_cycles_total/cycles_total for a recent value.");
     for (const auto& wk : r.workers) w.sample(labels({{"worker", std::to_string(wk.id)}}), wk.counters.busy_percent());
-    return w.str() + sip_prometheus(r.sip) + dns_prometheus(r.dns);
+    return w.str() + sip_prometheus(r.sip) + dns_prometheus(r.dns) + media_prometheus(r.media);
 }
 
 std::string render_status_text(const json& j)

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "control/dns_report.h"
+#include "control/media_stats.h"
 #include "control/sip_stats.h"
 #include "dataplane/counters.h"
 
@@ -49,6 +50,7 @@ struct stats_report {
     uint64_t icmp_unreachable = 0;  ///< ICMP destination-unreachable received about our datagrams
     sip_report sip;
     dns_report dns;  ///< srv regions (control/dns.h)
+    media_report media;  ///< anchored media (control/media_stats.h)
 };
 
 /// The report as the control socket sends it; the shape is documented in docs/operations.md.

@@ -1,0 +1,129 @@
+// Rendering of the media report (see media_stats.h). Pure functions, no I/O.
+#include "control/media_stats.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace sbc::control {
+
+using nlohmann::json;
+
+namespace {
+
+json flow_json(const media_flow_report& f)
+{
+    return {{"local", f.local}, {"far", f.far},       {"latched", f.latched},     {"packets", f.packets},
+            {"bytes", f.bytes}, {"lost", f.lost},     {"jitter_ms", f.jitter_ms}, {"refused", f.refused}};
+}
+
+}  // namespace
+
+json to_json(const media_report& r)
+{
+    if (!r.enabled) return {{"enabled", false}};
+    json drops = json::object();
+    for (const auto& [k, v] : r.drops) drops[k] = v;
+    json counters = json::object();
+    for (const auto& [k, v] : r.counters) counters[k] = v;
+    json calls = json::array();
+    for (const auto& c : r.calls) {
+        json streams = json::array();
+        for (const auto& s : c.streams)
+            streams.push_back({{"index", s.index},
+                               {"rtcp_mux", s.rtcp_mux},
+                               {"rtp", {{"from_a", flow_json(s.rtp[0])}, {"from_b", flow_json(s.rtp[1])}}},
+                               {"rtcp", {{"from_a", flow_json(s.rtcp[0])}, {"from_b", flow_json(s.rtcp[1])}}}});
+        calls.push_back({{"call", c.call}, {"worker", c.worker}, {"age_s", c.age_s}, {"streams", streams}});
+    }
+    return {{"enabled", true},
+            {"packets_from_a", r.packets[0]},
+            {"packets_from_b", r.packets[1]},
+            {"bytes_from_a", r.bytes[0]},
+            {"bytes_from_b", r.bytes[1]},
+            {"rtcp_packets", r.rtcp_packets},
+            {"latched", r.latched},
+            {"drops", drops},
+            {"sessions", counters},
+            {"sessions_active", r.sessions_active},
+            {"flows_active", r.flows_active},
+            {"ports_free", r.ports_free},
+            {"ports_quarantined", r.ports_quarantined},
+            {"calls", calls}};
+}
+
+std::string media_prometheus(const media_report& r)
+{
+    if (!r.enabled) return {};
+    std::ostringstream o;
+    o << "# HELP sbc_media_packets_total RTP and RTCP packets relayed, by direction (a: caller side, b: callee side).\n"
+         "# TYPE sbc_media_packets_total counter\n"
+      << "sbc_media_packets_total{direction=\"a_to_b\"} " << r.packets[0] << "\n"
+      << "sbc_media_packets_total{direction=\"b_to_a\"} " << r.packets[1] << "\n";
+    o << "# HELP sbc_media_bytes_total UDP payload bytes relayed, by direction.\n# TYPE sbc_media_bytes_total counter\n"
+      << "sbc_media_bytes_total{direction=\"a_to_b\"} " << r.bytes[0] << "\n"
+      << "sbc_media_bytes_total{direction=\"b_to_a\"} " << r.bytes[1] << "\n";
+    o << "# HELP sbc_media_rtcp_packets_total RTCP packets among those relayed.\n# TYPE sbc_media_rtcp_packets_total "
+         "counter\nsbc_media_rtcp_packets_total "
+      << r.rtcp_packets << "\n";
+    o << "# HELP sbc_media_latched_total Far ends learned from their first packets.\n# TYPE sbc_media_latched_total "
+         "counter\nsbc_media_latched_total "
+      << r.latched << "\n";
+    o << "# HELP sbc_media_drops_total Media packets dropped by the relay, by reason.\n# TYPE sbc_media_drops_total counter\n";
+    for (const auto& [k, v] : r.drops) o << "sbc_media_drops_total{reason=\"" << k << "\"} " << v << "\n";
+    for (std::size_t i = 0; i < r.counters.size(); ++i)
+        o << "# HELP sbc_media_" << r.counters[i].first << "_total " << r.counter_help[i].second << "\n# TYPE sbc_media_"
+          << r.counters[i].first << "_total counter\nsbc_media_" << r.counters[i].first << "_total "
+          << r.counters[i].second << "\n";
+    o << "# HELP sbc_media_sessions_active Calls whose media is anchored now.\n# TYPE sbc_media_sessions_active gauge\n"
+         "sbc_media_sessions_active "
+      << r.sessions_active << "\n";
+    o << "# HELP sbc_media_flows_active One-way RTP and RTCP flows set up now.\n# TYPE sbc_media_flows_active gauge\n"
+         "sbc_media_flows_active "
+      << r.flows_active << "\n";
+    o << "# HELP sbc_media_ports_free Media port pairs free for new calls.\n# TYPE sbc_media_ports_free gauge\n"
+         "sbc_media_ports_free "
+      << r.ports_free << "\n";
+    o << "# HELP sbc_media_ports_quarantined Media port pairs waiting out their quarantine.\n# TYPE "
+         "sbc_media_ports_quarantined gauge\nsbc_media_ports_quarantined "
+      << r.ports_quarantined << "\n";
+    return o.str();
+}
+
+std::string render_calls_media_text(const json& report)
+{
+    const json media = report.value("media", json::object());
+    if (!media.value("enabled", false)) return "media: not anchored (no [media] in the config)\n";
+    std::ostringstream o;
+    o << "media: " << media.value("sessions_active", uint64_t{0}) << " call(s), relayed "
+      << media.value("packets_from_a", uint64_t{0}) << " packets A->B, " << media.value("packets_from_b", uint64_t{0})
+      << " B->A; ports free " << media.value("ports_free", uint64_t{0}) << " pairs\n";
+    const json calls = media.value("calls", json::array());
+    auto row = [&](const char* what, const json& f) {
+        char jit[32];
+        std::snprintf(jit, sizeof jit, "%.2f", f.value("jitter_ms", 0.0));
+        const std::string far = f.value("far", std::string());
+        o << "    " << what << "  " << f.value("local", std::string()) << " <- " << (far.empty() ? "?" : far)
+          << (f.value("latched", false) ? " (latched)" : "") << "  packets " << f.value("packets", uint64_t{0})
+          << "  bytes " << f.value("bytes", uint64_t{0}) << "  lost " << f.value("lost", uint64_t{0}) << "  jitter "
+          << jit << " ms";
+        if (f.value("refused", uint64_t{0}) != 0) o << "  refused " << f.value("refused", uint64_t{0});
+        o << "\n";
+    };
+    for (const auto& c : calls) {
+        o << "call " << c.value("call", std::string()) << " (worker " << c.value("worker", 0u) << ", up "
+          << static_cast<uint64_t>(c.value("age_s", 0.0)) << " s)\n";
+        for (const auto& s : c.value("streams", json::array())) {
+            o << "  stream " << s.value("index", 0u) << (s.value("rtcp_mux", false) ? " (rtcp-mux)" : "") << "\n";
+            row("rtp  from A", s["rtp"]["from_a"]);
+            row("rtp  from B", s["rtp"]["from_b"]);
+            if (!s.value("rtcp_mux", false)) {
+                row("rtcp from A", s["rtcp"]["from_a"]);
+                row("rtcp from B", s["rtcp"]["from_b"]);
+            }
+        }
+    }
+    if (calls.empty()) o << "(no call with media)\n";
+    return o.str();
+}
+
+}  // namespace sbc::control
