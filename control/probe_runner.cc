@@ -94,6 +94,10 @@ void probe_runner::tick(uint64_t now_ms, const name_fn& name_of)
         if (t.iface >= interfaces_.size()) continue;
         const dataplane::interface_info& ifc = interfaces_[t.iface];
         const std::size_t len = write_probe_options(text, {t.address, t.port, p.address, p.port, p.id, d.seq});
+        if (len == 0) {  // cannot happen with 512 bytes; counted rather than sent empty
+            ++send_failures_;
+            continue;
+        }
         const uint32_t hop = ifc.next_hop(p.address);
         const auto mac = hop != 0 ? rt_.shared->neighbours.lookup(hop) : std::nullopt;
         if (!mac) {

@@ -70,12 +70,13 @@ if [ "${1:-}" = --one ]; then
   victim_pid=$SIPP_PID
   sipp_uas_start 198.18.1.12 uas.xml "$DIR/peer-198.18.1.12" "$((SECONDS_PER_RUN + 30))"
   # Both peers up before the run (probes may have taken them down before SIPp listened).
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 200); do
     ctl peers | grep -Eq "^region1/$VICTIM:5060 +region1 +[^ ]+ +up " &&
       ctl peers | grep -Eq "^region1/198.18.1.12:5060 +region1 +[^ ]+ +up " && break
     sleep 0.1
   done
-  ctl peers | grep -Eq "^region1/$VICTIM:5060 +region1 +[^ ]+ +up " || fail "the victim is not up before the run: $(ctl peers)"
+  ctl peers | grep -Eq "^region1/$VICTIM:5060 +region1 +[^ ]+ +up " ||
+    fail "the victim is not up 20 s after start: $(ctl peers; curl -s "http://$HTTP/metrics" | grep -E '^sbc_(probe|peer_probe)')"
   log_lines=$(wc -l <"$DIR/sbcd.log")
   pcap=$DIR/to_victim.pcap
   ip netns exec "$SIPP_NS_HOSTS" tcpdump -i "$HOSTS_IF" -U -n -s 2048 -w "$pcap" \
