@@ -137,6 +137,17 @@ bool control_loop::reload(std::string& error)
     return true;
 }
 
+void control_loop::sample_loop_gaps()
+{
+    // The worker publishes its window's maximum every 64 iterations; bumping the epoch starts
+    // the next window. Relaxed: a window that starts or ends a few iterations late is fine.
+    for (const auto& w : rt_.workers) {
+        if (w->id >= loop_gap_cycles_.size()) continue;
+        loop_gap_cycles_[w->id] = w->max_loop_gap.load(std::memory_order_relaxed);
+        w->max_loop_gap_epoch.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
 std::string control_loop::peer_name(uint32_t id) const
 {
     return id < peer_names_.size() && !peer_names_[id].empty() ? peer_names_[id] : "#" + std::to_string(id);
@@ -334,6 +345,8 @@ stats_report control_loop::report() const
         ws.id = w->id;
         ws.lcore = w->lcore;
         ws.counters = dataplane::snapshot_of(w->counters);
+        if (w->id < loop_gap_cycles_.size())
+            ws.max_loop_gap_us = static_cast<double>(loop_gap_cycles_[w->id]) * 1e6 / static_cast<double>(rte_get_tsc_hz());
         dataplane::accumulate(r.total, ws.counters);
         r.workers.push_back(ws);
     }
@@ -430,6 +443,7 @@ int control_loop::run()
                  cfg_.node.name.c_str(), interfaces_.size(), rt_.workers.size(), cfg_.node.control_socket.c_str(),
                  cfg_.node.management_http.empty() ? "" : ", http ", cfg_.node.management_http.c_str());
     uint64_t last_tick = 0, last_metrics = 0;
+    uint64_t last_gap_sample = now_ms();
     bool first = true;
     while (!stop_requested.load(std::memory_order_relaxed)) {
         const uint64_t now = now_ms();
@@ -440,6 +454,10 @@ int control_loop::run()
             neighbours_.tick(now);
             passive_.tick(now, [this](uint32_t id) { return peer_name(id); });
             last_tick = now;
+        }
+        if (now - last_gap_sample >= 1000) {
+            sample_loop_gaps();
+            last_gap_sample = now;
         }
         if (first || now - last_metrics >= 200) {
             std::string text = to_prometheus(report());

@@ -4,6 +4,7 @@
 // thread may call too (it reads only atomics and immutable data).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <chrono>
@@ -94,6 +95,10 @@ private:
     passive_health passive_;
     probe_runner prober_;  ///< OPTIONS probes and the probed peers' health
     canary_registry canaries_;  ///< canary peers by name, kept across snapshots and reloads
+    /// Each worker's longest loop gap (TSC cycles) over the last full second: run() reads and
+    /// restarts the workers' windows once a second. Control core only.
+    std::array<uint64_t, 64> loop_gap_cycles_{};
+    void sample_loop_gaps();
     // /metrics is rendered by the control core and served from this copy, so that the HTTP
     // thread never reads control-core state.
     std::mutex metrics_mu_;

@@ -203,7 +203,8 @@ json to_json(const stats_report& r)
                        {"mac", i.mac},         {"port_id", i.port_id}, {"vlan", i.vlan},
                        {"link_up", i.link_up}, {"gateway", i.gateway}, {"gateway_mac", i.gateway_mac}});
     json ws = json::array();
-    for (const auto& w : r.workers) ws.push_back({{"id", w.id}, {"lcore", w.lcore}, {"counters", to_json(w.counters)}});
+    for (const auto& w : r.workers)
+        ws.push_back({{"id", w.id}, {"lcore", w.lcore}, {"max_loop_gap_us", w.max_loop_gap_us}, {"counters", to_json(w.counters)}});
     return json{{"node", r.node_name},
                 {"state", r.state},
                 {"version", r.version},
@@ -287,6 +288,9 @@ std::string to_prometheus(const stats_report& r)
     w.family("worker_busy_percent", "gauge",
              "Share of the worker's cycles spent in iterations with work since it started, 0..100; use rate() of busy_cycles_total/cycles_total for a recent value.");
     for (const auto& wk : r.workers) w.sample(labels({{"worker", std::to_string(wk.id)}}), wk.counters.busy_percent());
+    w.family("worker_max_loop_gap_seconds", "gauge",
+             "Longest time between the starts of two loop iterations of the worker in the last full second: how long it was away from its queues (preempted, or stalled).");
+    for (const auto& wk : r.workers) w.sample(labels({{"worker", std::to_string(wk.id)}}), wk.max_loop_gap_us / 1e6);
     return w.str() + sip_prometheus(r.sip) + dns_prometheus(r.dns) + media_prometheus(r.media);
 }
 
@@ -313,11 +317,12 @@ std::string render_status_text(const json& j)
 
     const json& ws = arr(j, "workers");
     out += "\nworkers (" + std::to_string(ws.size()) + ")\n";
-    text_table wt({"ID", "LCORE", "BUSY%", "RX PKTS", "TX PKTS", "DROPS"});
+    text_table wt({"ID", "LCORE", "BUSY%", "RX PKTS", "TX PKTS", "DROPS", "MAX GAP"});
     for (const auto& w : ws) {
         const auto c = counters_from_json(w.value("counters", json::object()));
         wt.add({std::to_string(u64(w, "id")), std::to_string(u64(w, "lcore")), fmt("%.1f", c.busy_percent()),
-                si(double(c.rx_packets)), si(double(c.tx_packets)), si(double(c.drops_total()))});
+                si(double(c.rx_packets)), si(double(c.tx_packets)), si(double(c.drops_total())),
+                fmt("%.0f us", w.value("max_loop_gap_us", 0.0))});
     }
     out += wt.render();
     return out;

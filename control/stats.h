@@ -34,6 +34,7 @@ struct worker_status {
     unsigned id = 0;
     unsigned lcore = 0;
     dataplane::counters_view counters;
+    double max_loop_gap_us = 0;  ///< longest time between two loop iterations in the last full second
 };
 
 struct stats_report {
