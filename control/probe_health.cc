@@ -53,6 +53,11 @@ std::optional<health_change> probe_health::on_timeout(uint32_t id)
     return failed(id, "probe timeout");
 }
 
+std::optional<health_change> probe_health::on_unreachable(uint32_t id)
+{
+    return failed(id, "icmp unreachable");
+}
+
 std::optional<health_change> probe_health::failed(uint32_t id, std::string why)
 {
     view& v = at(id);

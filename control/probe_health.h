@@ -40,6 +40,8 @@ public:
     std::optional<health_change> on_reply(uint32_t id, uint16_t code, uint64_t rtt_us);
     /// The outstanding probe of `id` got no reply within the timeout.
     std::optional<health_change> on_timeout(uint32_t id);
+    /// The outstanding probe of `id` met ICMP destination unreachable (nothing listens there).
+    std::optional<health_change> on_unreachable(uint32_t id);
     /// Passive detection reached its threshold on `id` (`why`: the last failure, e.g. "503").
     std::optional<health_change> on_passive_down(uint32_t id, const std::string& why);
 

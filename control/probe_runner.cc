@@ -121,7 +121,8 @@ void probe_runner::on_reply(const dataplane::event& e, const name_fn& name_of)
     const uint64_t rx_us = tsc_to_us(rx_tsc, tsc_hz_);
     const auto rtt = sched_.on_reply(e.peer_id, e.probe_seq, rx_us);
     if (!rtt) return;  // late (timed out already) or not ours any more: counted
-    if (auto c = health_.on_reply(e.peer_id, e.code, *rtt)) apply(*c, name_of);
+    auto c = e.code == 0 ? health_.on_unreachable(e.peer_id) : health_.on_reply(e.peer_id, e.code, *rtt);
+    if (c) apply(*c, name_of);
 }
 
 void probe_runner::on_passive_down(uint32_t id, const std::string& why, const name_fn& name_of)

@@ -17,7 +17,8 @@ enum class event_kind : uint8_t {
     icmp_unreachable = 3,   ///< ICMP destination unreachable about a datagram we sent
     peer_failed = 4,        ///< an attempt to peer `peer_id` failed: `cause` (and `code`)
     peer_answered = 5,      ///< peer `peer_id` answered an attempt with final `code`
-    probe_reply = 6,        ///< a reply `code` to our OPTIONS probe `probe_seq` of peer `peer_id`
+    probe_reply = 6,        ///< a reply `code` to our OPTIONS probe `probe_seq` of peer `peer_id`;
+                            ///< code 0: ICMP unreachable about the probe
 };
 
 /// Why an attempt failed (peer_failed); the values of sip::failure_cause.

@@ -201,6 +201,33 @@ bool probe_reply(worker& w, const snapshot& snap, const sip::message& msg, uint3
     return true;
 }
 
+/// An ICMP unreachable about one of the control core's OPTIONS probes (our probe branch in the
+/// quoted datagram, sent from a trunk to a peer): handed to the control core as a probe_reply
+/// with code 0, so the probe fails now rather than at its timeout; true when it was one.
+bool probe_unreachable(worker& w, const snapshot& snap, const rte_mbuf* m) noexcept
+{
+    const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
+    const uint32_t len = rte_be_to_cpu_16(ip->total_length) - m->l3_len;
+    icmp_quote iq;
+    if (!read_icmp_quote(rte_pktmbuf_mtod_offset(m, const uint8_t*, m->l2_len + m->l3_len), len, iq) ||
+        iq.proto != IPPROTO_UDP || snap.proxy->find_trunk(iq.src, iq.src_port) < 0)
+        return false;
+    const std::size_t b = iq.payload.find(sip::branch_probe);
+    sip::probe_id id;
+    if (b == std::string_view::npos || !sip::read_probe_branch(iq.payload.substr(b, sip::branch_probe_len), id) ||
+        snap.proxy->find_peer(iq.dst, iq.dst_port) == sip::no_peer)
+        return false;
+    event e{};
+    e.kind = event_kind::probe_reply;
+    e.worker = static_cast<uint8_t>(w.id);
+    e.peer_id = id.peer;
+    e.probe_seq = id.seq;
+    e.code = 0;  // no SIP answer: ICMP destination unreachable
+    e.probe_rx_tsc8 = static_cast<uint32_t>(rte_rdtsc() >> 8);
+    post_event(w, e);
+    return true;
+}
+
 /// One SIP datagram (UDP validated, l2_len and l3_len set): parse, hand off or handle, send.
 void handle_datagram(worker& w, const snapshot& snap, rte_mbuf* m, bool check_owner, uint64_t now_ms,
                      tally& t) noexcept
@@ -314,6 +341,10 @@ void sip_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
 bool sip_unreachable(worker& w, const snapshot& snap, rte_mbuf* m) noexcept
 {
     if (!snap.proxy || !w.proxy) return false;
+    if (probe_unreachable(w, snap, m)) {
+        rte_pktmbuf_free(m);
+        return true;
+    }
     quoted_sip q;
     if (!parse_unreachable(snap, m, q)) return false;
     tally t;

@@ -16,7 +16,7 @@ using namespace sbc;
 
 namespace {
 
-enum class in : uint8_t { reply, timeout, passive };
+enum class in : uint8_t { reply, timeout, unreachable, passive };
 
 struct step {
     in what;
@@ -64,6 +64,10 @@ const std::vector<sequence> sequences = {
      5, 2, {200},
      {{in::reply, 200, false, ""}, {in::passive, 0, true, "passive"}, {in::reply, 200, true, ""},
       {in::reply, 200, false, "answered"}}},
+    {"an ICMP unreachable about a probe is a failure, counted with timeouts",
+     3, 1, {200},
+     {{in::unreachable, 0, false, ""}, {in::timeout, 0, false, ""}, {in::reply, 200, false, ""},
+      {in::timeout, 0, false, ""}, {in::unreachable, 0, false, ""}, {in::unreachable, 0, true, "icmp unreachable x3"}}},
     {"a passive verdict on a peer already down changes nothing",
      1, 1, {200},
      {{in::timeout, 0, true, "probe timeout"}, {in::passive, 0, true, ""}, {in::reply, 200, false, "answered"}}},
@@ -82,6 +86,7 @@ TEST(probe_health, sequences_of_probe_results_and_passive_verdicts_give_the_expe
             switch (s.what) {
             case in::reply: c = h.on_reply(id, s.code, 1500); break;
             case in::timeout: c = h.on_timeout(id); break;
+            case in::unreachable: c = h.on_unreachable(id); break;
             case in::passive: c = h.on_passive_down(id, "503"); break;
             }
             SCOPED_TRACE(std::string(seq.name) + ", step " + std::to_string(i + 1));
