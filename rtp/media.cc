@@ -362,14 +362,17 @@ uint32_t media_sessions::silent_calls(uint64_t now_ms, std::span<uint64_t> calls
         now_ms,
         [&](uint32_t slot) {
             session& s = sessions_[slot];
-            if (s.call.load(std::memory_order_relaxed) == 0 || s.silent) return;
+            if (s.call.load(std::memory_order_relaxed) == 0) return;
             const uint64_t last = last_media_ms(s);
             if (now_ms < last + timeout) {
                 timers_.schedule(slot, last + timeout);
                 return;
             }
+            // Reported again after another timeout while it lasts: a call still ringing is
+            // left alone by the proxy and looked at again later.
+            timers_.schedule(slot, now_ms + timeout);
+            if (!s.silent) count(media_counter::sessions_silent);
             s.silent = true;
-            count(media_counter::sessions_silent);
             calls[n++] = s.call.load(std::memory_order_relaxed);
         },
         [&] { return n < calls.size(); });

@@ -33,8 +33,9 @@ public:
     /// its ports go to quarantine. Unknown calls are ignored.
     virtual void call_ended(uint64_t call, uint64_t now_ms) noexcept = 0;
     /// Calls whose media has been silent in both directions for the inactivity timeout:
-    /// writes up to calls.size() Call-ID hashes, returns how many. Each is reported once;
-    /// the proxy ends them (BYE to both sides) and then calls call_ended.
+    /// writes up to calls.size() Call-ID hashes, returns how many. A call is reported again
+    /// after each further timeout until call_ended: the proxy ends established calls (BYE to
+    /// both sides, then call_ended) and leaves calls still being set up for a later look.
     virtual uint32_t silent_calls(uint64_t now_ms, std::span<uint64_t> calls) noexcept = 0;
 
 protected:

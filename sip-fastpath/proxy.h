@@ -179,14 +179,11 @@ public:
     [[nodiscard]] uint8_t worker() const noexcept { return worker_; }
     /// Control core, before the worker runs: anchor the media of every call through `m`
     /// (SDP rewritten both ways, flows torn down with the call, silent calls ended with BYE).
-    void set_media(media_hook* m)
-    {
-        media_ = m;
-        if (!sdp_buf_) sdp_buf_ = std::make_unique<std::array<char, max_out_size>>();
-    }
+    void set_media(media_hook* m);
 
     struct setup;
     struct dialog_table;
+    struct media_dialog;
 
 private:
     void on_request(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
@@ -227,6 +224,10 @@ private:
     /// The leg a message of dialog `call` sent to `dst` goes to (A when dst is the caller).
     media_leg media_leg_of(uint64_t call, endpoint dst) const noexcept;
     void media_end(uint64_t call) noexcept;
+    /// A call was answered (setup `slot`, the 2xx in msg_): keeps what a BYE to each side needs.
+    void media_dialog_started(uint32_t slot) noexcept;
+    /// BYE to one side of dialog slot `d`; `to_a`: to the caller.
+    void media_bye(uint32_t d, bool to_a, outbox& out) noexcept;
     /// Ends calls whose media went silent: BYE to both sides.
     void media_silence(uint64_t now_ms, outbox& out) noexcept;
 
@@ -247,6 +248,7 @@ private:
     bool first_attempt_ = false;     ///< send_invite may edit msg_, the INVITE just received
     media_hook* media_ = nullptr;
     std::unique_ptr<std::array<char, max_out_size>> sdp_buf_;  ///< a rewritten SDP body
+    std::unique_ptr<media_dialog[]> media_dialogs_;  ///< by dialog slot, with a media hook only
 };
 
 }  // namespace sbc::sip

@@ -406,6 +406,7 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         s.peer_id = no_peer;
         dialog_started(s.callid_hash, peer_id);
         if (const uint32_t dl = dialogs_->find(s.callid_hash); dl != none_slot) dialogs_->entries[dl].caller = s.caller;
+        media_dialog_started(slot);
         // Done: 2xx retransmissions are relayed statelessly (our Via names the caller), and
         // the caller stopped repeating its INVITE at our 100 Trying, so nothing needs the slot.
         release(slot);

@@ -69,6 +69,21 @@ struct proxy::setup {
     uint32_t hnext = none_slot;
 };
 
+/// What ending a call from the middle takes (media inactivity): a BYE to each side as the
+/// other side would send it. Kept per dialog slot when media is anchored.
+struct proxy::media_dialog {
+    enum field : uint8_t { call_id, from, to, a_target, b_target, count_ };
+    endpoint a;        ///< the caller's signalling address
+    endpoint b;        ///< the callee's (the peer that answered)
+    endpoint local;    ///< our trunk address the call went through
+    uint32_t cseq = 0; ///< the INVITE's
+    std::array<uint16_t, count_> off{};
+    std::array<uint16_t, count_> len{};
+    std::array<char, 440> text{};
+    bool valid = false;
+    [[nodiscard]] std::string_view get(field f) const noexcept { return {text.data() + off[f], len[f]}; }
+};
+
 /// Dialogs of active calls, by Call-ID hash: chained hash over a fixed array, with a timer
 /// wheel for the ones a BYE is ending.
 struct proxy::dialog_table {

@@ -125,7 +125,7 @@ TEST(media_sessions, teardown_removes_the_flows_and_ports_come_back_only_after_q
     EXPECT_NE(f.pass(4, sip::media_leg::b, sdp_body("198.18.0.12", 4000), 7000), 0);
 }
 
-TEST(media_sessions, a_call_without_media_is_reported_silent_once_after_the_timeout)
+TEST(media_sessions, a_call_whose_media_stops_is_reported_after_the_timeout_until_it_ends)
 {
     fixture f(5000, 2);
     f.pass(9, sip::media_leg::b, sdp_body("198.18.0.10", 4000), 1000);
@@ -143,8 +143,14 @@ TEST(media_sessions, a_call_without_media_is_reported_silent_once_after_the_time
     for (uint64_t t = 4499; t < 4700 && n == 0; t += 10) n += f.m.silent_calls(t, calls);
     ASSERT_EQ(n, 1u);
     EXPECT_EQ(calls[0], 9u);
-    for (uint64_t t = 4700; t < 9000; t += 100) n += f.m.silent_calls(t, calls);
-    EXPECT_EQ(n, 1u);
+    // Not ended (a call still ringing): reported again after another timeout, counted once.
+    for (uint64_t t = 4700; t < 6800 && n == 1; t += 10) n += f.m.silent_calls(t, calls);
+    EXPECT_EQ(n, 2u);
+    EXPECT_EQ(f.m.summary().counters[static_cast<std::size_t>(media_counter::sessions_silent)], 1u);
+    // Ended: never again.
+    f.m.call_ended(9, 6800);
+    for (uint64_t t = 6800; t < 12000; t += 100) n += f.m.silent_calls(t, calls);
+    EXPECT_EQ(n, 2u);
 }
 
 TEST(rtp_stats, counts_sequence_gaps_as_loss_across_a_wrap)
