@@ -6,9 +6,10 @@
 # scripts/demo/sbc.toml). sbcd learns the peers from DNS SRV records served by a dnsmasq
 # the demo starts on 127.0.0.1:15353. It pings sbcd, places calls at DEMO_RATE calls/s (default 20) for
 # DEMO_SECONDS (default 20) with 1 s of talk each, kills peer 198.18.1.12 (SIGKILL) half way,
-# shows what the operator sees (sbcctl status, peers, calls, stats, /metrics) and a summary:
-# calls made, retried (sbcd's counters), failed (0 expected), and apart from those the calls
-# that were ringing or up on the killed peer when it died. Removes everything on exit, also on failure or Ctrl-C. Runs
+# shows what the operator sees (sbcctl status, peers, calls, stats, calls --media, /metrics)
+# and a summary: calls made, retried (sbcd's counters), failed (0 expected), apart from those
+# the calls that were ringing or up on the killed peer when it died, and the RTP packets sbcd
+# relayed per direction (each call streams 1 s of G.711 that the callee echoes). Removes everything on exit, also on failure or Ctrl-C. Runs
 # without a terminal (CI). Needs root (namespaces, veth, raw sockets) and SIPp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -116,6 +117,8 @@ step "sbcctl calls"
 "${CTL[@]}" calls || true
 step "sbcctl stats"
 "${CTL[@]}" stats
+step "sbcctl calls --media (calls still up: those lost with the killed peer)"
+"${CTL[@]}" calls --media | head -n 24 || true
 step "curl http://127.0.0.1:19090/metrics (SIP lines)"
 curl -sf http://127.0.0.1:19090/metrics | grep -v '^#' | grep -iE 'sip|peer|call' | head -n 20 || true
 
@@ -125,6 +128,12 @@ echo "calls retried on another peer: $retried (after an error response $r_code, 
 echo "calls failed: $((new_failed - rang)) (0 expected: no new call fails while a healthy peer remains)"
 echo "  not counted above: $rang call(s) ringing on the killed peer when it died (never retried once it rang: no double ringing)"
 echo "  established calls lost with the killed peer: $lost (their BYE went unanswered)"
+# Media totals from sbcd (sbcctl stats --json, "media"): A is the caller's side, B the callee's.
+read -r m_ab m_ba m_drop < <("${CTL[@]}" stats --json | python3 -c '
+import json, sys
+m = json.load(sys.stdin).get("media", {})
+print(m.get("packets_from_a", 0), m.get("packets_from_b", 0), sum(m.get("drops", {}).values()))')
+echo "media relayed by sbcd: $m_ab RTP packets caller->callee, $m_ba callee->caller (echoed); $m_drop dropped (e.g. echoes arriving after the hang-up)"
 
 step "stopping sbcd (SIGTERM)"
 sbcd_stop && echo "sbcd exited 0"
