@@ -355,7 +355,8 @@ uint64_t media_sessions::last_media_ms(const session& s) const noexcept
 
 uint32_t media_sessions::silent_calls(uint64_t now_ms, std::span<uint64_t> calls) noexcept
 {
-    if (cfg_.inactivity_timeout_s == 0 || timers_.now() == 0) return 0;
+    if (cfg_.inactivity_timeout_s == 0) return 0;
+    if (timers_.now() == 0) timers_.start(now_ms);  // sessions made before the clock ran
     const uint64_t timeout = uint64_t{cfg_.inactivity_timeout_s} * 1000;
     uint32_t n = 0;
     timers_.advance(
