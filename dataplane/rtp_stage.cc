@@ -53,10 +53,13 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
         std::memcpy(e.mac, ifc->mac.data(), 6);
         e.netmask = ifc->netmask;
         e.gateway = ifc->gateway;
-        // Software checksums: RFC 1624 updates touch no payload, and the ports we run on today
-        // (af_packet, ring, tap) offer no UDP offload; a PCI port that has it can set these.
-        e.tx_udp_cksum = false;
-        e.tx_ip_cksum = false;
+        // The NIC's checksum offload where the port has it (start_dataplane enabled it);
+        // otherwise RFC 1624 updates, which touch no payload (af_packet, ring, tap).
+        for (const auto& p : rt.ports) {
+            if (p.port_id != ifc->port_id) continue;
+            e.tx_udp_cksum = (p.tx_offloads & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
+            e.tx_ip_cksum = e.tx_udp_cksum && (p.tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+        }
     }
     for (auto& w : rt.workers) {
         w->media = std::make_unique<rtp::media_sessions>(*sh.media_flows, w->id, c);

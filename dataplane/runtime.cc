@@ -219,6 +219,10 @@ std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string
         }
         const uint64_t rx_want = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
         conf.rxmode.offloads = info.rx_offload_capa & rx_want;
+        // Checksum offload for the media relay (rtp_stage.cc asks for it per packet).
+        const uint64_t tx_want = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+        conf.txmode.offloads = info.tx_offload_capa & tx_want;
+        p.tx_offloads = conf.txmode.offloads;
         if (int rc = rte_eth_dev_configure(p.port_id, queues, queues, &conf); rc != 0) {
             error = rte_error(("device " + device + ": configure").c_str(), rc);
             return nullptr;

@@ -54,6 +54,7 @@ struct port_info {
     uint16_t rx_queues = 0;
     uint16_t tx_queues = 0;
     bool rss = false;
+    uint64_t tx_offloads = 0;  ///< TX offloads enabled (IPv4 and UDP checksums where the port has them)
 };
 
 /// Everything the dataplane owns once started. Lives on the main lcore; workers get pointers.
