@@ -285,7 +285,7 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const arriva
     forward_out_of_dialog(t, h, a, out);
 }
 
-bool proxy::forward_in_dialog(const proxy_tables&, const arrival& a, outbox& out) noexcept
+bool proxy::forward_in_dialog(const proxy_tables& t, const arrival& a, outbox& out) noexcept
 {
     const message& m = *msg_;
     name_addr top;
@@ -343,7 +343,7 @@ bool proxy::forward_in_dialog(const proxy_tables&, const arrival& a, outbox& out
     e.push_via = std::string_view(via, via_len);  // RFC 3261 16.6 step 8, the ACK of a 2xx too
     // re-INVITE, UPDATE, the ACK of a late offer: from the caller it goes to leg B.
     const uint64_t call = hash_bytes(m.call_id());
-    const media_leg to = media_leg_of(call, a.src) == media_leg::a ? media_leg::b : media_leg::a;
+    const media_leg to = media_leg_of(call, a.src, &t) == media_leg::a ? media_leg::b : media_leg::a;
     if (!media_body(m, call, to, e)) {
         respond(a, 488, "Not Acceptable Here (no media ports)", out);
         return true;

@@ -221,8 +221,9 @@ private:
     // Media anchoring (proxy_media.cc); each does nothing without a media hook.
     /// Puts the body `to` must see into `e` (unchanged when no SDP); false when refused.
     bool media_body(const message& m, uint64_t call, media_leg to, struct edits& e) noexcept;
-    /// The leg a message of dialog `call` sent to `dst` goes to (A when dst is the caller).
-    media_leg media_leg_of(uint64_t call, endpoint dst) const noexcept;
+    /// The leg at `ep` in call `call`: A when it is the caller the dialog keeps; before the
+    /// dialog exists (early UPDATE, PRACK), B when `ep` is one of the peers.
+    media_leg media_leg_of(uint64_t call, endpoint ep, const proxy_tables* t = nullptr) const noexcept;
     void media_end(uint64_t call) noexcept;
     /// A call was answered (setup `slot`, the 2xx in msg_): keeps what a BYE to each side needs.
     void media_dialog_started(uint32_t slot) noexcept;

@@ -25,11 +25,11 @@ bool proxy::media_body(const message& m, uint64_t call, media_leg to, edits& e) 
     return true;
 }
 
-media_leg proxy::media_leg_of(uint64_t call, endpoint dst) const noexcept
+media_leg proxy::media_leg_of(uint64_t call, endpoint ep, const proxy_tables* t) const noexcept
 {
     const uint32_t d = dialogs_->find(call);
-    if (d != none_slot && dialogs_->entries[d].caller == dst) return media_leg::a;
-    return d != none_slot ? media_leg::b : media_leg::a;
+    if (d != none_slot) return dialogs_->entries[d].caller == ep ? media_leg::a : media_leg::b;
+    return t != nullptr && t->find_peer(ep.ip, ep.port) != no_peer ? media_leg::b : media_leg::a;
 }
 
 void proxy::media_end(uint64_t call) noexcept

@@ -229,5 +229,30 @@ TEST(proxy_media, a_silent_call_is_ended_with_a_bye_to_each_side)
     EXPECT_EQ(sip::parse(to_a->text, m), sip::error::none);
 }
 
+
+TEST(proxy_media, a_reinvite_from_the_callee_moves_its_media_and_the_caller_keeps_its_port)
+{
+    fixture f;
+    auto [inv, ok] = f.answered_call("m6");
+    const uint16_t a_port = sdp_in(ok.text).media[0].port;
+    const std::string reinvite = with_body(
+        "INVITE sip:alice@198.18.0.2:5060 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.1.11:5060;branch=z9hG4bK-re1\r\n"
+        "Max-Forwards: 70\r\nRoute: <sip:198.18.0.1:5060;lr;w=00>\r\nFrom: <sip:bob@198.18.0.1>;tag=b1\r\n"
+        "To: <sip:alice@198.18.0.2>;tag=a1\r\nCall-ID: m6\r\nCSeq: 7 INVITE\r\n"
+        "Contact: <sip:bob@198.18.1.11:5060>\r\n",
+        sdp_of("198.18.1.12", 7000));
+    auto o = f.deliver(reinvite, callee);
+    ASSERT_EQ(o.size(), 1u);
+    EXPECT_EQ(o[0].dst, caller);
+    const rtp::sdp s = sdp_in(o[0].text);
+    EXPECT_EQ(s.c_ip, sbc_ep.ip);
+    EXPECT_EQ(s.media[0].port, a_port);
+    // What the caller sends now goes to the callee's new address.
+    const rtp::flow_ref r = f.flows.lookup(0, a_port);
+    ASSERT_TRUE(r.found());
+    EXPECT_EQ(rtp::far_ip(f.flows.stream(r.stream).far[1][0].load()), ip(198, 18, 1, 12));
+    EXPECT_EQ(rtp::far_port(f.flows.stream(r.stream).far[1][0].load()), 7000);
+}
+
 }  // namespace
 }  // namespace sbc
