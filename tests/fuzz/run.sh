@@ -33,9 +33,15 @@ engine=("$root"/sip-fastpath/sip_check.cc "$root"/sip-fastpath/sip_editor.cc
         "$root"/sip-fastpath/sip_parser.cc "$root"/sip-fastpath/sip_response.cc
         "$root"/sip-fastpath/sip_uri.cc "$root"/sip-fastpath/sip_verdict.cc)
 
-# The proxy target also needs the proxy and its tables (route matching links Hyperscan).
-proxy_sources=("$root"/sip-fastpath/proxy.cc "$root"/sip-fastpath/proxy_call.cc "$root"/sip-fastpath/proxy_ids.cc
-               "$root"/sip-fastpath/peer_select.cc "$root"/sip-fastpath/route_match.cc -isystem /usr/include/hs -lhs)
+# The proxy target also needs the proxy and its tables: every other source of sip-fastpath/
+# (the sbc-sipcheck tool's files excepted), so that a new proxy file cannot be forgotten here;
+# route and canary matching link Hyperscan.
+proxy_sources=()
+for f in "$root"/sip-fastpath/*.cc; do
+  case "$(basename "$f")" in sipcheck_*) continue;; esac
+  [[ " ${engine[*]} " == *" $f "* ]] || proxy_sources+=("$f")
+done
+proxy_sources+=(-isystem /usr/include/hs -lhs)
 
 per=$(( total / ${#targets[@]} ))
 [ "$per" -lt 1 ] && per=1
