@@ -15,10 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sip-fastpath/hs_fields.h"
 #include "sip-fastpath/proxy_tables.h"
-
-struct hs_database;
-struct hs_scratch;
 
 namespace sbc::sip {
 
@@ -43,7 +41,7 @@ public:
     static std::shared_ptr<canary_matcher> compile(const std::vector<canary_rule>& rules, unsigned workers,
                                                    std::string& error);
 
-    ~canary_matcher();
+    ~canary_matcher() = default;  ///< frees databases and scratches (hs_fields)
     canary_matcher(const canary_matcher&) = delete;
     canary_matcher& operator=(const canary_matcher&) = delete;
 
@@ -54,8 +52,7 @@ public:
 private:
     canary_matcher() = default;
 
-    std::array<hs_database*, match_field_count> db_{};
-    std::vector<hs_scratch*> scratch_;
+    hs_fields hs_;
 };
 
 }  // namespace sbc::sip

@@ -36,84 +36,50 @@ std::shared_ptr<route_matcher> route_matcher::compile(const std::vector<route>& 
         error = "too many routes";
         return nullptr;
     }
-    if (hs_valid_platform() != HS_SUCCESS) {
-        error = "Hyperscan needs a CPU with SSSE3; this one has not";
-        return nullptr;
-    }
-    hs_scratch* proto = nullptr;
+    if (!hs_fields::platform_ok(error)) return nullptr;
     for (std::size_t f = 0; f < match_field_count; ++f) {
-        std::vector<const char*> exprs;
-        std::vector<unsigned> flags;
-        std::vector<unsigned> ids;
+        hs_fields::patterns p;
         for (std::size_t i = 0; i < routes.size(); ++i) {
             const route& r = routes[i];
             if (static_cast<std::size_t>(r.field) != f || r.pattern.empty()) continue;
-            exprs.push_back(r.pattern.c_str());
-            flags.push_back(HS_FLAG_SINGLEMATCH | HS_FLAG_ALLOWEMPTY);
-            ids.push_back(static_cast<unsigned>(i));
+            p.add(r.pattern.c_str(), HS_FLAG_SINGLEMATCH | HS_FLAG_ALLOWEMPTY, static_cast<unsigned>(i));
         }
-        m->counts_[f] = exprs.size();
-        if (exprs.empty()) continue;
-        m->min_id_[f] = static_cast<int>(ids.front());
-        hs_compile_error_t* ce = nullptr;
-        if (hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK,
-                             nullptr, &m->db_[f], &ce) != HS_SUCCESS) {
-            if (ce != nullptr && ce->expression >= 0 && static_cast<std::size_t>(ce->expression) < ids.size()) {
-                const route& bad = routes[ids[static_cast<std::size_t>(ce->expression)]];
-                error = "route " + std::to_string(ids[static_cast<std::size_t>(ce->expression)]) + " \"" + bad.name +
-                        "\": pattern \"" + bad.pattern + "\" does not compile: " + ce->message;
+        m->counts_[f] = p.size();
+        if (p.empty()) continue;
+        m->min_id_[f] = static_cast<int>(p.ids.front());
+        int bad = -1;
+        std::string reason;
+        switch (m->hs_.compile_field(f, p, bad, reason)) {
+        case hs_fields::status::ok: break;
+        case hs_fields::status::compile_failed: {
+            if (bad >= 0) {
+                const unsigned id = p.ids[static_cast<std::size_t>(bad)];
+                const route& r = routes[id];
+                error = "route " + std::to_string(id) + " \"" + r.name + "\": pattern \"" + r.pattern +
+                        "\" does not compile: " + reason;
             } else {
-                error = std::string("routes on ") + field_name(f) +
-                        ": Hyperscan cannot compile them: " + (ce != nullptr ? ce->message : "unknown error");
+                error = std::string("routes on ") + field_name(f) + ": Hyperscan cannot compile them: " + reason;
             }
-            hs_free_compile_error(ce);
-            if (proto != nullptr) hs_free_scratch(proto);
             return nullptr;  // m's destructor frees the databases compiled so far
         }
-        if (hs_alloc_scratch(m->db_[f], &proto) != HS_SUCCESS) {
+        case hs_fields::status::scratch_failed:
             error = "Hyperscan cannot allocate scratch for the routes";
-            if (proto != nullptr) hs_free_scratch(proto);
             return nullptr;
         }
     }
-    if (proto == nullptr) {
-        // No patterns at all: match() answers -1 without touching a scratch.
-        m->scratch_.assign(workers, nullptr);
-        return m;
-    }
-    m->scratch_.reserve(workers);
-    for (unsigned w = 0; w < workers; ++w) {
-        hs_scratch* s = nullptr;
-        if (hs_clone_scratch(proto, &s) != HS_SUCCESS) {
-            error = "Hyperscan cannot allocate scratch for worker " + std::to_string(w);
-            hs_free_scratch(proto);
-            return nullptr;
-        }
-        m->scratch_.push_back(s);
-    }
-    hs_free_scratch(proto);
+    // No patterns at all: match() answers -1 without touching a scratch.
+    if (!m->hs_.make_scratch(workers, error)) return nullptr;
     return m;
-}
-
-route_matcher::~route_matcher()
-{
-    for (hs_scratch* s : scratch_)
-        if (s != nullptr) hs_free_scratch(s);
-    for (hs_database* d : db_)
-        if (d != nullptr) hs_free_database(d);
 }
 
 int route_matcher::match(unsigned w, const std::array<std::string_view, match_field_count>& values) const noexcept
 {
-    if (w >= scratch_.size()) return -1;
-    hs_scratch* s = scratch_[w];
+    if (w >= hs_.workers()) return -1;
     int best = -1;
     for (std::size_t f = 0; f < match_field_count; ++f) {
-        if (db_[f] == nullptr || (best >= 0 && min_id_[f] > best)) continue;
+        if (!hs_.has(f) || (best >= 0 && min_id_[f] > best)) continue;
         int found = -1;
-        // Block mode needs a non-null pointer even for an empty value.
-        const char* data = values[f].empty() ? "" : values[f].data();
-        hs_scan(db_[f], data, static_cast<unsigned>(values[f].size()), 0, s, on_match, &found);
+        hs_.scan(w, f, values[f], on_match, &found);
         if (found >= 0 && (best < 0 || found < best)) best = found;
     }
     return best;

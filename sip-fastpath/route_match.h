@@ -11,10 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sip-fastpath/hs_fields.h"
 #include "sip-fastpath/proxy_tables.h"
-
-struct hs_database;
-struct hs_scratch;
 
 namespace sbc::sip {
 
@@ -27,7 +25,7 @@ public:
     static std::shared_ptr<route_matcher> compile(const std::vector<route>& routes, unsigned workers,
                                                   std::string& error);
 
-    ~route_matcher();  ///< frees databases and scratches
+    ~route_matcher() = default;  ///< frees databases and scratches (hs_fields)
     route_matcher(const route_matcher&) = delete;
     route_matcher& operator=(const route_matcher&) = delete;
 
@@ -36,17 +34,16 @@ public:
     /// the empty string (such as ".*" or "^$"). No heap, no locks.
     [[nodiscard]] int match(unsigned w, const std::array<std::string_view, match_field_count>& values) const noexcept;
 
-    [[nodiscard]] unsigned workers() const noexcept { return static_cast<unsigned>(scratch_.size()); }
+    [[nodiscard]] unsigned workers() const noexcept { return hs_.workers(); }
     /// Patterns compiled for `f` (for tests and logs).
     [[nodiscard]] std::size_t patterns(match_field f) const noexcept { return counts_[static_cast<std::size_t>(f)]; }
 
 private:
     route_matcher() = default;
 
-    std::array<hs_database*, match_field_count> db_{};
+    hs_fields hs_;
     std::array<std::size_t, match_field_count> counts_{};
     std::array<int, match_field_count> min_id_{};  ///< lowest route index in each database
-    std::vector<hs_scratch*> scratch_;
 };
 
 }  // namespace sbc::sip
