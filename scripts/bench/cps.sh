@@ -23,25 +23,18 @@
 #                                          BUILD_DIR (build), MAIN_CPU (0), WORKER_CPU (1)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/bench/lib.sh
+. scripts/bench/lib.sh
 
 seconds=${SECONDS_PER_RUN:-3}
 runs=${RUNS:-3}
 hold=${HOLD:-20000}
-build=${BUILD_DIR:-build}
-main_cpu=${MAIN_CPU:-0}
-worker_cpu=${WORKER_CPU:-1}
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "cps.sh: needs root (DPDK EAL)" >&2
-  exit 1
-fi
-[ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
-ninja -C "$build" tests/bench/cps_bench >/dev/null
+need_root cps.sh
+build_bench tests/bench/cps_bench
 
 logs=$(mktemp -d /tmp/sbc-cps-bench.XXXXXX)
 trap 'rm -rf "$logs"' EXIT
-
-median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
 : > "$logs/cps"
 bytes=""

@@ -28,20 +28,15 @@
 #                                              MAIN_CPU (0), WORKER_CPU (1)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/bench/lib.sh
+. scripts/bench/lib.sh
 
 seconds=${SECONDS_PER_RUN:-5}
 runs=${RUNS:-3}
-build=${BUILD_DIR:-build}
-main_cpu=${MAIN_CPU:-0}
-worker_cpu=${WORKER_CPU:-1}
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "io.sh: needs root (DPDK EAL)" >&2
-  exit 1
-fi
+need_root io.sh
 scripts/setup-deps.sh
-[ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
-ninja -C "$build" tests/bench/io_bench >/dev/null
+build_bench tests/bench/io_bench
 testpmd=$(command -v dpdk-testpmd || true)
 if [ -z "$testpmd" ]; then
   echo "io.sh: dpdk-testpmd not found (package dpdk)" >&2
@@ -53,8 +48,6 @@ trap 'rm -rf "$logs"' EXIT
 
 eal_common=(--lcores "0@${main_cpu},1@${worker_cpu}" --no-huge -m 1024 --no-pci
             --vdev=net_ring0 --vdev=net_ring1 --log-level=lib.eal:error)
-
-median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
 run_sbcd() {
   local log="$logs/sbcd.$1.log"

@@ -42,21 +42,16 @@
 # at most 5 (after the build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/bench/lib.sh
+. scripts/bench/lib.sh
 
 runs=${RUNS:-3}
 seconds=${SECONDS_PER_RUN:-3}
-build=${BUILD_DIR:-build}
-main_cpu=${MAIN_CPU:-0}
-worker_cpu=${WORKER_CPU:-1}
 re_rounds=${RTPENGINE_ROUNDS:-5}
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "rtp.sh: needs root (DPDK EAL)" >&2
-  exit 1
-fi
+need_root rtp.sh
 scripts/setup-deps.sh
-[ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
-ninja -C "$build" tests/bench/rtp_bench tests/bench/rtpengine_drive >/dev/null
+build_bench tests/bench/rtp_bench tests/bench/rtpengine_drive
 rtpengine=$(command -v rtpengine || true)
 [ -n "$rtpengine" ] || { echo "rtp.sh: rtpengine not found (package rtpengine-daemon)" >&2; exit 1; }
 
@@ -68,7 +63,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 # field LOG MODE-REGEX KEY: the value of KEY= on the line of LOG matching MODE-REGEX.
 field() { grep -E "$2" "$1" | head -n 1 | sed -n "s/.*[ ]$3=\([0-9.]*\).*/\1/p"; }
 

@@ -37,20 +37,15 @@
 #                                            FLIPS_PER_S (10000)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/bench/lib.sh
+. scripts/bench/lib.sh
 
 rounds=${ROUNDS:-20}
 round_ms=${ROUND_MS:-500}
-build=${BUILD_DIR:-build}
-main_cpu=${MAIN_CPU:-0}
-worker_cpu=${WORKER_CPU:-1}
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "stall.sh: needs root (DPDK EAL)" >&2
-  exit 1
-fi
+need_root stall.sh
 scripts/setup-deps.sh
-[ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
-ninja -C "$build" tests/bench/stall_bench >/dev/null
+build_bench tests/bench/stall_bench
 
 exec "$build/tests/bench/stall_bench" --rounds "$rounds" --round-ms "$round_ms" \
   --publish-per-s "${PUBLISH_PER_S:-1000}" --flips-per-s "${FLIPS_PER_S:-10000}" -- \

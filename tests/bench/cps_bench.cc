@@ -53,6 +53,7 @@
 #include "dataplane/stages.h"
 #include "dataplane/worker.h"
 #include "sip-fastpath/proxy_internal.h"
+#include "bench_common.h"
 
 namespace {
 
@@ -307,23 +308,8 @@ pthread_t worker_thread;
 std::atomic<bool> worker_started{false};
 
 /// CPU seconds the worker's thread has run (the machine may be shared: wall time overstates).
-double worker_cpu_s()
-{
-    clockid_t cid;
-    timespec ts{};
-    if (pthread_getcpuclockid(worker_thread, &cid) != 0 || clock_gettime(cid, &ts) != 0) return 0;
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-uint64_t rss_bytes()
-{
-    long pages = 0, resident = 0;
-    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-        if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-        std::fclose(f);
-    }
-    return static_cast<uint64_t>(resident) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
+double worker_cpu_s() { return sbc::bench::thread_cpu_s(worker_thread); }
+using sbc::bench::rss_bytes;
 
 }  // namespace
 
@@ -345,13 +331,7 @@ int main(int argc, char** argv)
             return 2;
         }
     }
-    std::vector<char*> eal{argv[0]};
-    for (++i; i < argc; ++i) eal.push_back(argv[i]);
-    eal.push_back(nullptr);
-    if (rte_eal_init(static_cast<int>(eal.size() - 1), eal.data()) < 0) {
-        std::fprintf(stderr, "cps_bench: EAL init failed: %s\n", rte_strerror(rte_errno));
-        return 1;
-    }
+    if (!sbc::bench::eal_init("cps_bench", argc, argv, i)) return 1;
     const int socket = static_cast<int>(rte_socket_id());
     generator g;
     g.to_worker = rte_ring_create("cps_rx", 65536, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);

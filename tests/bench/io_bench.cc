@@ -26,6 +26,7 @@
 #include "control/snapshot_build.h"
 #include "dataplane/runtime.h"
 #include "dataplane/worker.h"
+#include "bench_common.h"
 
 namespace {
 
@@ -47,31 +48,9 @@ struct macswap_stage {
     }
 };
 
-/// One burst of UDP frames of `size` bytes sent on `port` before the loop starts.
-bool inject_burst(rte_mempool* pool, uint16_t port, uint16_t size)
-{
-    std::array<rte_mbuf*, dp::burst_size> pkts;
-    if (rte_pktmbuf_alloc_bulk(pool, pkts.data(), dp::burst_size) != 0) return false;
-    for (auto* m : pkts) {
-        char* p = rte_pktmbuf_append(m, size);
-        std::memset(p, 0, size);
-        auto* eth = reinterpret_cast<rte_ether_hdr*>(p);
-        const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x01}, src[6] = {0x02, 0, 0, 0, 0, 0x02};
-        std::memcpy(eth->dst_addr.addr_bytes, dst, 6);
-        std::memcpy(eth->src_addr.addr_bytes, src, 6);
-        eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-    }
-    const uint16_t sent = rte_eth_tx_burst(port, 0, pkts.data(), dp::burst_size);
-    if (sent < dp::burst_size) rte_pktmbuf_free_bulk(pkts.data() + sent, dp::burst_size - sent);
-    return sent == dp::burst_size;
-}
+using sbc::bench::inject_burst;
 
-double median(std::vector<double> v)
-{
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using sbc::bench::median;
 
 }  // namespace
 
@@ -90,34 +69,9 @@ int main(int argc, char** argv)
             return 2;
         }
     }
-    std::vector<char*> eal{argv[0]};
-    for (++i; i < argc; ++i) eal.push_back(argv[i]);
-    eal.push_back(nullptr);
-    if (rte_eal_init(static_cast<int>(eal.size() - 1), eal.data()) < 0) {
-        std::fprintf(stderr, "io_bench: EAL init failed: %s\n", rte_strerror(rte_errno));
-        return 1;
-    }
-    if (rte_eth_dev_count_avail() != 2) {
-        std::fprintf(stderr, "io_bench: needs exactly two ports (two net_ring vdevs), found %u\n",
-                     rte_eth_dev_count_avail());
-        return 1;
-    }
-    std::vector<std::string> devices;
-    uint16_t pid = 0;
-    RTE_ETH_FOREACH_DEV(pid)
-    {
-        char name[RTE_ETH_NAME_MAX_LEN];
-        rte_eth_dev_get_name_by_port(pid, name);
-        devices.emplace_back(name);
-    }
-    std::string error;
-    dp::port_options po;
-    po.workers = 1;
-    auto rt = dp::start_dataplane(devices, po, error);
-    if (rt == nullptr) {
-        std::fprintf(stderr, "io_bench: %s\n", error.c_str());
-        return 1;
-    }
+    if (!sbc::bench::eal_init("io_bench", argc, argv, i)) return 1;
+    auto rt = sbc::bench::start_two_ring_ports("io_bench");
+    if (rt == nullptr) return 1;
     sbc::control::publish_snapshot(rt->shared->snap, std::make_unique<dp::snapshot>());
     dp::worker& w = *rt->workers[0];
     for (const auto& p : rt->ports) {

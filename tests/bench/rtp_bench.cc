@@ -76,6 +76,7 @@
 #include "dataplane/worker.h"
 #include "rtp/media.h"
 #include "rtp/relay.h"
+#include "bench_common.h"
 
 namespace {
 
@@ -164,30 +165,10 @@ struct relay_stage {
 pthread_t worker_thread;
 std::atomic<bool> worker_running{false};
 
-double worker_cpu_s()
-{
-    clockid_t cid;
-    timespec ts{};
-    if (pthread_getcpuclockid(worker_thread, &cid) != 0 || clock_gettime(cid, &ts) != 0) return 0;
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+double worker_cpu_s() { return sbc::bench::thread_cpu_s(worker_thread); }
+using sbc::bench::rss_bytes;
 
-uint64_t rss_bytes()
-{
-    long pages = 0, resident = 0;
-    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-        if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-        std::fclose(f);
-    }
-    return static_cast<uint64_t>(resident) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
-
-double median(std::vector<double> v)
-{
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using sbc::bench::median;
 
 struct bench {
     dp::dataplane_runtime* rt = nullptr;
@@ -575,13 +556,7 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "rtp_bench: --in-flight >= 2 and --seconds >= 1\n");
         return 2;
     }
-    std::vector<char*> eal{argv[0]};
-    for (++i; i < argc; ++i) eal.push_back(argv[i]);
-    eal.push_back(nullptr);
-    if (rte_eal_init(static_cast<int>(eal.size() - 1), eal.data()) < 0) {
-        std::fprintf(stderr, "rtp_bench: EAL init failed: %s\n", rte_strerror(rte_errno));
-        return 1;
-    }
+    if (!sbc::bench::eal_init("rtp_bench", argc, argv, i)) return 1;
     const int socket = static_cast<int>(rte_socket_id());
     b.ring = rte_ring_create("rtpb_loop", rte_align32pow2(b.in_flight + 1024), socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
     b.pool = rte_pktmbuf_pool_create("rtpb_pool", b.in_flight + 4096, 512, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);

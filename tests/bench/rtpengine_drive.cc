@@ -33,6 +33,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+#define SBC_BENCH_NO_DPDK
+#include "bench_common.h"
 
 namespace {
 
@@ -121,12 +123,7 @@ double process_cpu_s(int pid)
     return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-double median(std::vector<double> v)
-{
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using sbc::bench::median;
 
 }  // namespace
 

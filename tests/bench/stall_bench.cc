@@ -46,6 +46,7 @@
 #include "dataplane/runtime.h"
 #include "dataplane/worker.h"
 #include "sip-fastpath/peer_select.h"
+#include "bench_common.h"
 
 namespace {
 
@@ -97,23 +98,7 @@ uint64_t thread_run_ns(pid_t tid)
     return run;
 }
 
-bool inject_burst(rte_mempool* pool, uint16_t port)
-{
-    std::array<rte_mbuf*, dp::burst_size> pkts;
-    if (rte_pktmbuf_alloc_bulk(pool, pkts.data(), dp::burst_size) != 0) return false;
-    for (auto* m : pkts) {
-        char* p = rte_pktmbuf_append(m, 64);
-        std::memset(p, 0, 64);
-        auto* eth = reinterpret_cast<rte_ether_hdr*>(p);
-        const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x01}, src[6] = {0x02, 0, 0, 0, 0, 0x02};
-        std::memcpy(eth->dst_addr.addr_bytes, dst, 6);
-        std::memcpy(eth->src_addr.addr_bytes, src, 6);
-        eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-    }
-    const uint16_t sent = rte_eth_tx_burst(port, 0, pkts.data(), dp::burst_size);
-    if (sent < dp::burst_size) rte_pktmbuf_free_bulk(pkts.data() + sent, dp::burst_size - sent);
-    return sent == dp::burst_size;
-}
+using sbc::bench::inject_burst;
 
 std::shared_ptr<const sip::proxy_tables> bench_tables()
 {
@@ -143,12 +128,7 @@ std::unique_ptr<dp::snapshot> make_snapshot(uint64_t gen, const std::shared_ptr<
     return s;
 }
 
-double median(std::vector<double> v)
-{
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using sbc::bench::median;
 
 struct round_result {
     double mpps = 0;
@@ -183,40 +163,15 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "stall_bench: rounds > 0, rounds of 10 ms or more, publish rate 1..1000/s, flips a multiple of it\n");
         return 2;
     }
-    std::vector<char*> eal{argv[0]};
-    for (++i; i < argc; ++i) eal.push_back(argv[i]);
-    eal.push_back(nullptr);
-    if (rte_eal_init(static_cast<int>(eal.size() - 1), eal.data()) < 0) {
-        std::fprintf(stderr, "stall_bench: EAL init failed: %s\n", rte_strerror(rte_errno));
-        return 1;
-    }
-    if (rte_eth_dev_count_avail() != 2) {
-        std::fprintf(stderr, "stall_bench: needs exactly two ports (two net_ring vdevs), found %u\n",
-                     rte_eth_dev_count_avail());
-        return 1;
-    }
-    std::vector<std::string> devices;
-    uint16_t pid = 0;
-    RTE_ETH_FOREACH_DEV(pid)
-    {
-        char name[RTE_ETH_NAME_MAX_LEN];
-        rte_eth_dev_get_name_by_port(pid, name);
-        devices.emplace_back(name);
-    }
-    std::string error;
-    dp::port_options po;
-    po.workers = 1;
-    auto rt = dp::start_dataplane(devices, po, error);
-    if (rt == nullptr) {
-        std::fprintf(stderr, "stall_bench: %s\n", error.c_str());
-        return 1;
-    }
+    if (!sbc::bench::eal_init("stall_bench", argc, argv, i)) return 1;
+    auto rt = sbc::bench::start_two_ring_ports("stall_bench");
+    if (rt == nullptr) return 1;
     const auto tables = bench_tables();
     uint64_t generation = 1;
     sbc::control::publish_snapshot(rt->shared->snap, make_snapshot(generation, tables));
     dp::worker& w = *rt->workers[0];
     for (const auto& p : rt->ports) {
-        if (!inject_burst(w.pool, p.port_id)) {
+        if (!inject_burst(w.pool, p.port_id, 64)) {
             std::fprintf(stderr, "stall_bench: cannot inject the first burst on %s\n", p.device.c_str());
             return 1;
         }
