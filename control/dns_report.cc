@@ -1,38 +1,11 @@
 // Reporting of DNS SRV regions (see dns_report.h).
 #include "control/dns_report.h"
 
-#include <cstdio>
-#include <sstream>
+#include "control/report_util.h"
 
 namespace sbc::control {
 
 using json = nlohmann::json;
-
-namespace {
-
-std::string escape(const std::string& s)
-{
-    std::string o;
-    for (char c : s) {
-        if (c == '\\' || c == '"') o += '\\';
-        if (c == '\n') {
-            o += "\\n";
-            continue;
-        }
-        o += c;
-    }
-    return o;
-}
-
-std::string seconds(double s)
-{
-    if (s < 0) return "-";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1fs", s);
-    return buf;
-}
-
-}  // namespace
 
 json to_json(const dns_report& r)
 {
@@ -59,25 +32,24 @@ json to_json(const dns_report& r)
 std::string dns_prometheus(const dns_report& r)
 {
     if (!r.enabled) return {};
-    std::ostringstream o;
+    report::prom_writer w;
     auto series = [&](const char* metric, const char* type, const char* help, auto value) {
-        o << "# HELP " << metric << " " << help << "\n# TYPE " << metric << " " << type << "\n";
-        for (const auto& n : r.names)
-            o << metric << "{srv=\"" << escape(n.srv) << "\",region=\"" << escape(n.region) << "\"} " << value(n) << "\n";
+        w.family(metric, type, help);
+        for (const auto& n : r.names) w.sample(report::prom_labels({{"srv", n.srv}, {"region", n.region}}), value(n));
     };
-    series("sbc_dns_queries_total", "counter", "DNS queries sent (SRV and A) for the region's SRV name.",
+    series("dns_queries_total", "counter", "DNS queries sent (SRV and A) for the region's SRV name.",
            [](const dns_name_report& n) { return n.queries; });
-    series("sbc_dns_failures_total", "counter",
+    series("dns_failures_total", "counter",
            "Refreshes of the SRV name that failed (timeout, SERVFAIL, NXDOMAIN, no targets, A lookups).",
            [](const dns_name_report& n) { return n.failures; });
-    series("sbc_dns_stale_served_total", "counter",
+    series("dns_stale_served_total", "counter",
            "Failed refreshes after which the last good answer was kept (serve stale).",
            [](const dns_name_report& n) { return n.stale_served; });
-    series("sbc_dns_peers", "gauge", "Peers (address:port) known from the SRV name now.",
+    series("dns_peers", "gauge", "Peers (address:port) known from the SRV name now.",
            [](const dns_name_report& n) { return n.peers; });
-    series("sbc_dns_answer_ok", "gauge", "1 when the last refresh of the SRV name succeeded.",
+    series("dns_answer_ok", "gauge", "1 when the last refresh of the SRV name succeeded.",
            [](const dns_name_report& n) { return n.state == "ok" ? 1 : 0; });
-    return o.str();
+    return w.str();
 }
 
 std::string render_dns_text(const json& report)
@@ -94,26 +66,11 @@ std::string render_dns_text(const json& report)
     auto dbl = [](const json& j, const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : -1.0; };
     for (const auto& n : names)
         rows.push_back({n.value("srv", ""), n.value("region", ""), n.value("state", ""), num(n, "peers"),
-                        num(n, "ttl_s") + "s", seconds(dbl(n, "age_s")), seconds(dbl(n, "next_refresh_s")),
+                        num(n, "ttl_s") + "s", report::fmt_or_dash("%.1fs", dbl(n, "age_s")),
+                        report::fmt_or_dash("%.1fs", dbl(n, "next_refresh_s")),
                         num(n, "queries"), num(n, "failures"), num(n, "stale_served"),
                         n.value("last_error", "").empty() ? "-" : n.value("last_error", "")});
-    std::vector<std::size_t> w;
-    for (const auto& r : rows)
-        for (std::size_t i = 0; i < r.size(); ++i) {
-            if (w.size() <= i) w.push_back(0);
-            w[i] = std::max(w[i], r[i].size());
-        }
-    std::string out = "\nDNS (servers: " + d.value("servers", std::string("?")) + ")\n";
-    for (const auto& r : rows) {
-        std::string line;
-        for (std::size_t i = 0; i < r.size(); ++i) {
-            line += r[i];
-            if (i + 1 < r.size()) line += std::string(w[i] - r[i].size() + 2, ' ');
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        out += line + "\n";
-    }
-    return out;
+    return "\nDNS (servers: " + d.value("servers", std::string("?")) + ")\n" + report::table_text(rows);
 }
 
 }  // namespace sbc::control

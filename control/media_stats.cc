@@ -1,8 +1,9 @@
 // Rendering of the media report (see media_stats.h). Pure functions, no I/O.
 #include "control/media_stats.h"
 
-#include <cstdio>
 #include <sstream>
+
+#include "control/report_util.h"
 
 namespace sbc::control {
 
@@ -54,39 +55,28 @@ json to_json(const media_report& r)
 std::string media_prometheus(const media_report& r)
 {
     if (!r.enabled) return {};
-    std::ostringstream o;
-    o << "# HELP sbc_media_packets_total RTP and RTCP packets relayed, by direction (a: caller side, b: callee side).\n"
-         "# TYPE sbc_media_packets_total counter\n"
-      << "sbc_media_packets_total{direction=\"a_to_b\"} " << r.packets[0] << "\n"
-      << "sbc_media_packets_total{direction=\"b_to_a\"} " << r.packets[1] << "\n";
-    o << "# HELP sbc_media_bytes_total UDP payload bytes relayed, by direction.\n# TYPE sbc_media_bytes_total counter\n"
-      << "sbc_media_bytes_total{direction=\"a_to_b\"} " << r.bytes[0] << "\n"
-      << "sbc_media_bytes_total{direction=\"b_to_a\"} " << r.bytes[1] << "\n";
-    o << "# HELP sbc_media_rtcp_packets_total RTCP packets among those relayed.\n# TYPE sbc_media_rtcp_packets_total "
-         "counter\nsbc_media_rtcp_packets_total "
-      << r.rtcp_packets << "\n";
-    o << "# HELP sbc_media_latched_total Far ends learned from their first packets.\n# TYPE sbc_media_latched_total "
-         "counter\nsbc_media_latched_total "
-      << r.latched << "\n";
-    o << "# HELP sbc_media_drops_total Media packets dropped by the relay, by reason.\n# TYPE sbc_media_drops_total counter\n";
-    for (const auto& [k, v] : r.drops) o << "sbc_media_drops_total{reason=\"" << k << "\"} " << v << "\n";
+    using report::prom_labels;
+    report::prom_writer w;
+    // A family of two samples, one per direction (a: caller side, b: callee side).
+    auto by_direction = [&](const char* name, const char* help, const std::array<uint64_t, 2>& v) {
+        w.family(name, "counter", help);
+        w.sample(prom_labels({{"direction", "a_to_b"}}), v[0]);
+        w.sample(prom_labels({{"direction", "b_to_a"}}), v[1]);
+    };
+    by_direction("media_packets_total", "RTP and RTCP packets relayed, by direction (a: caller side, b: callee side).",
+                 r.packets);
+    by_direction("media_bytes_total", "UDP payload bytes relayed, by direction.", r.bytes);
+    w.single("media_rtcp_packets_total", "counter", "RTCP packets among those relayed.", r.rtcp_packets);
+    w.single("media_latched_total", "counter", "Far ends learned from their first packets.", r.latched);
+    w.family("media_drops_total", "counter", "Media packets dropped by the relay, by reason.");
+    for (const auto& [k, v] : r.drops) w.sample(prom_labels({{"reason", k}}), v);
     for (std::size_t i = 0; i < r.counters.size(); ++i)
-        o << "# HELP sbc_media_" << r.counters[i].first << "_total " << r.counter_help[i].second << "\n# TYPE sbc_media_"
-          << r.counters[i].first << "_total counter\nsbc_media_" << r.counters[i].first << "_total "
-          << r.counters[i].second << "\n";
-    o << "# HELP sbc_media_sessions_active Calls whose media is anchored now.\n# TYPE sbc_media_sessions_active gauge\n"
-         "sbc_media_sessions_active "
-      << r.sessions_active << "\n";
-    o << "# HELP sbc_media_flows_active One-way RTP and RTCP flows set up now.\n# TYPE sbc_media_flows_active gauge\n"
-         "sbc_media_flows_active "
-      << r.flows_active << "\n";
-    o << "# HELP sbc_media_ports_free Media port pairs free for new calls.\n# TYPE sbc_media_ports_free gauge\n"
-         "sbc_media_ports_free "
-      << r.ports_free << "\n";
-    o << "# HELP sbc_media_ports_quarantined Media port pairs waiting out their quarantine.\n# TYPE "
-         "sbc_media_ports_quarantined gauge\nsbc_media_ports_quarantined "
-      << r.ports_quarantined << "\n";
-    return o.str();
+        w.single("media_" + r.counters[i].first + "_total", "counter", r.counter_help[i].second, r.counters[i].second);
+    w.single("media_sessions_active", "gauge", "Calls whose media is anchored now.", r.sessions_active);
+    w.single("media_flows_active", "gauge", "One-way RTP and RTCP flows set up now.", r.flows_active);
+    w.single("media_ports_free", "gauge", "Media port pairs free for new calls.", r.ports_free);
+    w.single("media_ports_quarantined", "gauge", "Media port pairs waiting out their quarantine.", r.ports_quarantined);
+    return w.str();
 }
 
 std::string render_calls_media_text(const json& report)
@@ -99,13 +89,11 @@ std::string render_calls_media_text(const json& report)
       << " B->A; ports free " << media.value("ports_free", uint64_t{0}) << " pairs\n";
     const json calls = media.value("calls", json::array());
     auto row = [&](const char* what, const json& f) {
-        char jit[32];
-        std::snprintf(jit, sizeof jit, "%.2f", f.value("jitter_ms", 0.0));
         const std::string far = f.value("far", std::string());
         o << "    " << what << "  " << f.value("local", std::string()) << " <- " << (far.empty() ? "?" : far)
           << (f.value("latched", false) ? " (latched)" : "") << "  packets " << f.value("packets", uint64_t{0})
           << "  bytes " << f.value("bytes", uint64_t{0}) << "  lost " << f.value("lost", uint64_t{0}) << "  jitter "
-          << jit << " ms";
+          << report::fmt("%.2f", f.value("jitter_ms", 0.0)) << " ms";
         if (f.value("refused", uint64_t{0}) != 0) o << "  refused " << f.value("refused", uint64_t{0});
         o << "\n";
     };

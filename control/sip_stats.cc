@@ -2,9 +2,7 @@
 #include "control/sip_stats.h"
 
 #include "control/dns_report.h"
-
-#include <cstdio>
-#include <sstream>
+#include "control/report_util.h"
 
 namespace sbc::control {
 
@@ -13,20 +11,6 @@ using json = nlohmann::json;
 namespace {
 
 constexpr const char* failure_names[5] = {"4xx", "5xx", "6xx", "timeout", "icmp"};
-
-std::string escape(const std::string& s)
-{
-    std::string o;
-    for (char c : s) {
-        if (c == '\\' || c == '"') o += '\\';
-        if (c == '\n') {
-            o += "\\n";
-            continue;
-        }
-        o += c;
-    }
-    return o;
-}
 
 /// The value of the sbc_peer_state gauge for a state word of peer_report::state.
 int state_number(const std::string& s)
@@ -41,32 +25,7 @@ int state_number(const std::string& s)
 std::string rtt_text(const json& p)
 {
     const double ms = p.contains("last_probe_rtt_ms") && p["last_probe_rtt_ms"].is_number() ? p["last_probe_rtt_ms"].get<double>() : -1;
-    if (ms < 0) return "-";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2fms", ms);
-    return buf;
-}
-
-/// Left-aligned columns, two spaces apart.
-std::string table(const std::vector<std::vector<std::string>>& rows)
-{
-    std::vector<std::size_t> w;
-    for (const auto& r : rows)
-        for (std::size_t i = 0; i < r.size(); ++i) {
-            if (w.size() <= i) w.push_back(0);
-            w[i] = std::max(w[i], r[i].size());
-        }
-    std::string out;
-    for (const auto& r : rows) {
-        std::string line;
-        for (std::size_t i = 0; i < r.size(); ++i) {
-            line += r[i];
-            if (i + 1 < r.size()) line += std::string(w[i] - r[i].size() + 2, ' ');
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        out += line + "\n";
-    }
-    return out;
+    return report::fmt_or_dash("%.2fms", ms);
 }
 
 uint64_t u(const json& j, const char* k)
@@ -121,68 +80,53 @@ json to_json(const sip_report& r)
 std::string sip_prometheus(const sip_report& r)
 {
     if (!r.enabled) return {};
-    std::ostringstream o;
-    for (std::size_t i = 0; i < r.counters.size(); ++i) {
-        const auto& [name, v] = r.counters[i];
-        o << "# HELP sbc_sip_" << name << "_total " << r.help[i].second << "\n# TYPE sbc_sip_" << name
-          << "_total counter\nsbc_sip_" << name << "_total " << v << "\n";
-    }
-    o << "# HELP sbc_calls_active Established calls (dialogs).\n# TYPE sbc_calls_active gauge\nsbc_calls_active "
-      << r.dialogs_active << "\n";
-    o << "# HELP sbc_probe_send_failures_total OPTIONS probes that could not be sent (no MAC for the next hop yet, no "
-         "buffer, inject ring full); they count as failed.\n# TYPE sbc_probe_send_failures_total counter\n"
-         "sbc_probe_send_failures_total "
-      << r.probe_send_failures << "\n";
-    o << "# HELP sbc_probe_late_replies_total Replies to OPTIONS probes that came after their timeout (or twice).\n"
-         "# TYPE sbc_probe_late_replies_total counter\nsbc_probe_late_replies_total "
-      << r.probe_late_replies << "\n";
-    o << "# HELP sbc_call_setups_active Calls being set up.\n# TYPE sbc_call_setups_active gauge\nsbc_call_setups_active "
-      << r.setups_active << "\n";
-    o << "# HELP sbc_trunk_invites_total New calls offered on the trunk.\n# TYPE sbc_trunk_invites_total counter\n";
-    for (const auto& t : r.invites_by_trunk) o << "sbc_trunk_invites_total{trunk=\"" << escape(t.name) << "\"} " << t.count << "\n";
-    o << "# HELP sbc_route_invites_total New calls by the route they took (route=\"(none)\": no route, 404).\n"
-         "# TYPE sbc_route_invites_total counter\n";
-    for (const auto& t : r.invites_by_route) o << "sbc_route_invites_total{route=\"" << escape(t.name) << "\"} " << t.count << "\n";
-    o << "# HELP sbc_peer_up 1 when the peer takes new calls.\n# TYPE sbc_peer_up gauge\n";
+    using report::prom_labels;
+    report::prom_writer w;
+    for (std::size_t i = 0; i < r.counters.size(); ++i)
+        w.single("sip_" + r.counters[i].first + "_total", "counter", r.help[i].second, r.counters[i].second);
+    w.single("calls_active", "gauge", "Established calls (dialogs).", r.dialogs_active);
+    w.single("probe_send_failures_total", "counter",
+             "OPTIONS probes that could not be sent (no MAC for the next hop yet, no buffer, inject ring full); they "
+             "count as failed.",
+             r.probe_send_failures);
+    w.single("probe_late_replies_total", "counter",
+             "Replies to OPTIONS probes that came after their timeout (or twice).", r.probe_late_replies);
+    w.single("call_setups_active", "gauge", "Calls being set up.", r.setups_active);
+    w.family("trunk_invites_total", "counter", "New calls offered on the trunk.");
+    for (const auto& t : r.invites_by_trunk) w.sample(prom_labels({{"trunk", t.name}}), t.count);
+    w.family("route_invites_total", "counter", "New calls by the route they took (route=\"(none)\": no route, 404).");
+    for (const auto& t : r.invites_by_route) w.sample(prom_labels({{"route", t.name}}), t.count);
+    w.family("peer_up", "gauge", "1 when the peer takes new calls.");
     for (const auto& p : r.peers)
-        o << "sbc_peer_up{peer=\"" << escape(p.name) << "\",region=\"" << escape(p.region) << "\"} "
-          << (p.state == "up" || p.state == "trial" || p.state == "canary" ? 1 : 0) << "\n";
-    o << "# HELP sbc_peer_canary 1 while the peer is a canary: it takes only the new calls that match `match`.\n"
-         "# TYPE sbc_peer_canary gauge\n";
+        w.sample(prom_labels({{"peer", p.name}, {"region", p.region}}),
+                 p.state == "up" || p.state == "trial" || p.state == "canary" ? 1 : 0);
+    w.family("peer_canary", "gauge", "1 while the peer is a canary: it takes only the new calls that match `match`.");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}, {"match", p.canary}}), p.canary.empty() ? 0 : 1);
+    w.family("peer_state", "gauge",
+             "Health state of the peer: 0 up, 1 down, 2 trial, 3 draining, 4 disabled, 5 canary.");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}, {"state", p.state}}), state_number(p.state));
+    w.family("peer_state_changes_total", "counter",
+             "Up/down flips of the peer's health (probes, passive detection, trials).");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.state_changes);
+    w.family("peer_probes_sent_total", "counter", "OPTIONS probes sent to the peer.");
     for (const auto& p : r.peers)
-        o << "sbc_peer_canary{peer=\"" << escape(p.name) << "\",match=\"" << escape(p.canary) << "\"} "
-          << (p.canary.empty() ? 0 : 1) << "\n";
-    o << "# HELP sbc_peer_state Health state of the peer: 0 up, 1 down, 2 trial, 3 draining, 4 disabled, 5 canary.\n"
-         "# TYPE sbc_peer_state gauge\n";
+        if (p.probe == "options") w.sample(prom_labels({{"peer", p.name}}), p.probes_sent);
+    w.family("peer_probes_failed_total", "counter",
+             "OPTIONS probes that timed out or got a code outside accepted_codes.");
     for (const auto& p : r.peers)
-        o << "sbc_peer_state{peer=\"" << escape(p.name) << "\",state=\"" << escape(p.state) << "\"} " << state_number(p.state)
-          << "\n";
-    o << "# HELP sbc_peer_state_changes_total Up/down flips of the peer's health (probes, passive detection, trials).\n"
-         "# TYPE sbc_peer_state_changes_total counter\n";
+        if (p.probe == "options") w.sample(prom_labels({{"peer", p.name}}), p.probes_failed);
+    w.family("peer_probe_rtt_seconds", "gauge", "RTT of the last answered OPTIONS probe.");
     for (const auto& p : r.peers)
-        o << "sbc_peer_state_changes_total{peer=\"" << escape(p.name) << "\"} " << p.state_changes << "\n";
-    o << "# HELP sbc_peer_probes_sent_total OPTIONS probes sent to the peer.\n# TYPE sbc_peer_probes_sent_total counter\n";
+        if (p.last_probe_rtt_ms >= 0) w.sample(prom_labels({{"peer", p.name}}), p.last_probe_rtt_ms / 1000.0);
+    w.family("peer_active_calls", "gauge", "Calls on the peer (set up or established).");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.active_calls);
+    w.family("peer_attempts_total", "counter", "INVITE attempts sent to the peer.");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.attempts);
+    w.family("peer_failures_total", "counter",
+             "Failed attempts by cause (408/503/504 and other codes by class, timeout, ICMP).");
     for (const auto& p : r.peers)
-        if (p.probe == "options") o << "sbc_peer_probes_sent_total{peer=\"" << escape(p.name) << "\"} " << p.probes_sent << "\n";
-    o << "# HELP sbc_peer_probes_failed_total OPTIONS probes that timed out or got a code outside accepted_codes.\n"
-         "# TYPE sbc_peer_probes_failed_total counter\n";
-    for (const auto& p : r.peers)
-        if (p.probe == "options") o << "sbc_peer_probes_failed_total{peer=\"" << escape(p.name) << "\"} " << p.probes_failed << "\n";
-    o << "# HELP sbc_peer_probe_rtt_seconds RTT of the last answered OPTIONS probe.\n# TYPE sbc_peer_probe_rtt_seconds gauge\n";
-    for (const auto& p : r.peers)
-        if (p.last_probe_rtt_ms >= 0)
-            o << "sbc_peer_probe_rtt_seconds{peer=\"" << escape(p.name) << "\"} " << p.last_probe_rtt_ms / 1000.0 << "\n";
-    o << "# HELP sbc_peer_active_calls Calls on the peer (set up or established).\n# TYPE sbc_peer_active_calls gauge\n";
-    for (const auto& p : r.peers) o << "sbc_peer_active_calls{peer=\"" << escape(p.name) << "\"} " << p.active_calls << "\n";
-    o << "# HELP sbc_peer_attempts_total INVITE attempts sent to the peer.\n# TYPE sbc_peer_attempts_total counter\n";
-    for (const auto& p : r.peers) o << "sbc_peer_attempts_total{peer=\"" << escape(p.name) << "\"} " << p.attempts << "\n";
-    o << "# HELP sbc_peer_failures_total Failed attempts by cause (408/503/504 and other codes by class, timeout, ICMP).\n"
-         "# TYPE sbc_peer_failures_total counter\n";
-    for (const auto& p : r.peers)
-        for (std::size_t i = 0; i < 5; ++i)
-            o << "sbc_peer_failures_total{peer=\"" << escape(p.name) << "\",cause=\"" << failure_names[i] << "\"} "
-              << p.failures[i] << "\n";
-    return o.str();
+        for (std::size_t i = 0; i < 5; ++i) w.sample(prom_labels({{"peer", p.name}, {"cause", failure_names[i]}}), p.failures[i]);
+    return w.str();
 }
 
 std::string render_calls_text(const json& j)
@@ -196,7 +140,7 @@ std::string render_calls_text(const json& j)
     for (const auto& p : peers)
         rows.push_back({p.value("name", ""), p.value("region", ""), p.value("state", ""),
                         std::to_string(u(p, "active_calls"))});
-    return out + table(rows);
+    return out + report::table_text(rows);
 }
 
 std::string render_peers_text(const json& j)
@@ -215,7 +159,7 @@ std::string render_peers_text(const json& j)
                         p.value("canary", "").empty() ? "-" : p.value("canary", ""),
                         p.value("source", "").empty() ? "static" : p.value("source", "")});
     }
-    return table(rows) + render_dns_text(j);
+    return report::table_text(rows) + render_dns_text(j);
 }
 
 std::string render_sip_stats_text(const json& j)
@@ -232,7 +176,7 @@ std::string render_sip_stats_text(const json& j)
     for (const auto& [k, v] : routes.items()) rows.push_back({"new calls by route " + k, std::to_string(v.is_number_unsigned() ? v.get<uint64_t>() : 0)});
     rows.push_back({"calls established now", std::to_string(u(s, "dialogs_active"))});
     rows.push_back({"calls being set up now", std::to_string(u(s, "setups_active"))});
-    return "\n" + table(rows);
+    return "\n" + report::table_text(rows);
 }
 
 }  // namespace sbc::control

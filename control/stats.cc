@@ -3,6 +3,8 @@
 // All pure functions: no I/O, no shared state.
 #include "control/stats.h"
 
+#include "control/report_util.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
@@ -14,18 +16,15 @@ namespace sbc::control {
 
 using nlohmann::json;
 namespace dp = sbc::dataplane;
+using report::fmt;
+using report::prom_labels;
+using report::prom_writer;
+using report::text_table;
 
 namespace {
 
 dp::drop_reason reason_at(std::size_t i) { return static_cast<dp::drop_reason>(i); }
 dp::stage stage_at(std::size_t i) { return static_cast<dp::stage>(i); }
-
-std::string fmt(const char* format, double v)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
 
 // 1234567 -> "1.23M"; counts of packets and rates read better with SI prefixes.
 std::string si(double v)
@@ -45,37 +44,6 @@ std::string bytes(uint64_t b)
     if (v < 1024.0 * 1024 * 1024) return fmt("%.1f MiB", v / (1024.0 * 1024));
     return fmt("%.2f GiB", v / (1024.0 * 1024 * 1024));
 }
-
-// Columns padded to their widest cell; the first row is the header.
-class text_table {
-public:
-    explicit text_table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-
-    [[nodiscard]] std::string render(const std::string& indent = "  ") const
-    {
-        std::vector<std::size_t> width;
-        for (const auto& r : rows_)
-            for (std::size_t i = 0; i < r.size(); ++i) {
-                if (width.size() <= i) width.push_back(0);
-                width[i] = std::max(width[i], r[i].size());
-            }
-        std::string out;
-        for (const auto& r : rows_) {
-            std::string line = indent;
-            for (std::size_t i = 0; i < r.size(); ++i) {
-                line += r[i];
-                if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
-            }
-            while (!line.empty() && line.back() == ' ') line.pop_back();
-            out += line + "\n";
-        }
-        return out;
-    }
-
-private:
-    std::vector<std::vector<std::string>> rows_;
-};
 
 std::string str(const json& j, const char* key, const char* fallback = "")
 {
@@ -102,46 +70,6 @@ const json& arr(const json& j, const char* key)
     static const json empty = json::array();
     auto it = j.find(key);
     return it != j.end() && it->is_array() ? *it : empty;
-}
-
-std::string prom_escape(std::string_view s)
-{
-    std::string out;
-    for (char c : s) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out += c;
-    }
-    return out;
-}
-
-// Writes one metric family: HELP and TYPE once, then its samples.
-class prom_writer {
-public:
-    void family(std::string_view name, std::string_view type, std::string_view help)
-    {
-        name_ = "sbc_" + std::string(name);
-        out_ << "# HELP " << name_ << ' ' << help << "\n# TYPE " << name_ << ' ' << type << '\n';
-    }
-    void sample(const std::string& labels, uint64_t v) { out_ << name_ << labels << ' ' << v << '\n'; }
-    void sample(const std::string& labels, double v)
-    {
-        out_ << name_ << labels << ' ' << fmt("%.6g", v) << '\n';
-    }
-    void comment(const std::string& text) { out_ << "# " << text << '\n'; }
-    std::string str() const { return out_.str(); }
-
-private:
-    std::ostringstream out_;
-    std::string name_;
-};
-
-std::string labels(std::initializer_list<std::pair<const char*, std::string>> kv)
-{
-    std::string s = "{";
-    for (const auto& [k, v] : kv) s += (s.size() > 1 ? "," : "") + std::string(k) + "=\"" + prom_escape(v) + "\"";
-    return s + "}";
 }
 
 }  // namespace
@@ -224,28 +152,24 @@ json to_json(const stats_report& r)
 std::string to_prometheus(const stats_report& r)
 {
     prom_writer w;
-    w.family("up", "gauge", "1 while sbcd answers.");
-    w.sample("", uint64_t{1});
+    w.single("up", "gauge", "1 while sbcd answers.", uint64_t{1});
     w.family("info", "gauge", "Node name and version of this sbcd; always 1.");
-    w.sample(labels({{"node", r.node_name}, {"version", r.version}, {"state", r.state}}), uint64_t{1});
-    w.family("draining", "gauge", "1 while the node is draining (no new calls), else 0.");
-    w.sample("", uint64_t{r.state == "draining"});
-    w.family("uptime_seconds", "gauge", "Seconds since sbcd started.");
-    w.sample("", r.uptime_s);
-    w.family("snapshot_generation", "gauge", "Generation of the configuration snapshot the workers use.");
-    w.sample("", r.snapshot_generation);
-    w.family("tsc_hz", "gauge", "TSC frequency used to turn cycle counts into time.");
-    w.sample("", r.tsc_hz);
-    w.family("neighbours", "gauge", "Entries in the ARP neighbour table.");
-    w.sample("", r.neighbours);
-    w.family("icmp_unreachable_total", "counter",
-             "ICMP destination-unreachable received about datagrams we sent (peers whose port or host is gone).");
-    w.sample("", r.icmp_unreachable);
+    w.sample(prom_labels({{"node", r.node_name}, {"version", r.version}, {"state", r.state}}), uint64_t{1});
+    w.single("draining", "gauge", "1 while the node is draining (no new calls), else 0.",
+             uint64_t{r.state == "draining"});
+    w.single("uptime_seconds", "gauge", "Seconds since sbcd started.", r.uptime_s);
+    w.single("snapshot_generation", "gauge", "Generation of the configuration snapshot the workers use.",
+             r.snapshot_generation);
+    w.single("tsc_hz", "gauge", "TSC frequency used to turn cycle counts into time.", r.tsc_hz);
+    w.single("neighbours", "gauge", "Entries in the ARP neighbour table.", r.neighbours);
+    w.single("icmp_unreachable_total", "counter",
+             "ICMP destination-unreachable received about datagrams we sent (peers whose port or host is gone).",
+             r.icmp_unreachable);
 
     w.family("interface_link_up", "gauge", "1 when the interface's link is up.");
-    for (const auto& i : r.interfaces) w.sample(labels({{"interface", i.name}}), uint64_t{i.link_up});
+    for (const auto& i : r.interfaces) w.sample(prom_labels({{"interface", i.name}}), uint64_t{i.link_up});
     w.family("interface_gateway_resolved", "gauge", "1 when the interface's gateway MAC address is known; 0 when unresolved or no gateway.");
-    for (const auto& i : r.interfaces) w.sample(labels({{"interface", i.name}}), uint64_t{!i.gateway_mac.empty()});
+    for (const auto& i : r.interfaces) w.sample(prom_labels({{"interface", i.name}}), uint64_t{!i.gateway_mac.empty()});
 
     struct per_worker {
         const char* name;
@@ -265,13 +189,13 @@ std::string to_prometheus(const stats_report& r)
     };
     for (const auto& c : counters) {
         w.family(c.name, "counter", c.help);
-        for (const auto& wk : r.workers) w.sample(labels({{"worker", std::to_string(wk.id)}}), wk.counters.*c.field);
+        for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), wk.counters.*c.field);
     }
 
     w.family("stage_packets_total", "counter", "Packets that entered a pipeline stage.");
     for (const auto& wk : r.workers)
         for (std::size_t i = 0; i < dp::stage_count; ++i)
-            w.sample(labels({{"worker", std::to_string(wk.id)}, {"stage", std::string(dp::stage_name(stage_at(i)))}}),
+            w.sample(prom_labels({{"worker", std::to_string(wk.id)}, {"stage", std::string(dp::stage_name(stage_at(i)))}}),
                      wk.counters.stage_packets[i]);
 
     // One family with a reason label; Prometheus allows a single HELP per family, so each
@@ -282,15 +206,15 @@ std::string to_prometheus(const stats_report& r)
                   "\": " + std::string(dp::drop_reason_help(reason_at(i))));
     for (const auto& wk : r.workers)
         for (std::size_t i = 0; i < dp::drop_reason_count; ++i)
-            w.sample(labels({{"worker", std::to_string(wk.id)}, {"reason", std::string(dp::drop_reason_name(reason_at(i)))}}),
+            w.sample(prom_labels({{"worker", std::to_string(wk.id)}, {"reason", std::string(dp::drop_reason_name(reason_at(i)))}}),
                      wk.counters.drops[i]);
 
     w.family("worker_busy_percent", "gauge",
              "Share of the worker's cycles spent in iterations with work since it started, 0..100; use rate() of busy_cycles_total/cycles_total for a recent value.");
-    for (const auto& wk : r.workers) w.sample(labels({{"worker", std::to_string(wk.id)}}), wk.counters.busy_percent());
+    for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), wk.counters.busy_percent());
     w.family("worker_max_loop_gap_seconds", "gauge",
              "Longest time between the starts of two loop iterations of the worker in the last full second: how long it was away from its queues (preempted, or stalled).");
-    for (const auto& wk : r.workers) w.sample(labels({{"worker", std::to_string(wk.id)}}), wk.max_loop_gap_us / 1e6);
+    for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), wk.max_loop_gap_us / 1e6);
     return w.str() + sip_prometheus(r.sip) + dns_prometheus(r.dns) + media_prometheus(r.media);
 }
 
