@@ -229,7 +229,7 @@ load_result parse_config(std::string_view text, std::string_view path)
     if (auto t = section(l, top.get("health"), "health")) read_health(l, *t, cfg.health);
     if (auto t = section(l, top.get("dns"), "dns")) read_dns(l, *t, cfg.dns);
     if (auto t = section(l, top.get("media"), "media")) read_media(l, *t, cfg, cfg.media);
-    for (auto s : later_sections) top.get(s);  // parsed by later issues; accepted as they are
+    if (auto t = section(l, top.get("self"), "self")) read_self(l, *t, cfg.self);
     top.finish();
 
     if (l.ok()) result.cfg = std::move(cfg);

@@ -144,6 +144,15 @@ struct health_config {
     unsigned retest_interval_ms = 30000;   ///< probe = "none": one trial call after this, 1000..3600000
 };
 
+/// `[self]`: how the SBC answers OPTIONS addressed to itself (its health, for the load
+/// balancers in front of it) when it should not get new calls.
+struct self_config {
+    unsigned healthy_code = 200;      ///< answered while it takes calls, 200..299
+    unsigned draining_code = 503;     ///< answered while draining or overloaded, 400..699; 0 ("none"): no answer
+    unsigned drain_timeout_s = 600;   ///< grace period of a drain that names none, 1..86400
+    unsigned overload_calls = 0;      ///< active calls (all workers) at which it counts as overloaded; 0: never
+};
+
 /// `[dns]`: the DNS servers that resolve `srv` regions, and how their answers are kept.
 struct dns_config {
     std::vector<std::string> servers;  ///< "A.B.C.D" (port 53) or "A.B.C.D:PORT", tried in order; empty: /etc/resolv.conf
@@ -186,6 +195,7 @@ struct config {
     health_config health;
     dns_config dns;
     media_config_section media;
+    self_config self;
 };
 
 /// A problem in the file: where it is and what is wrong with it.

@@ -308,6 +308,28 @@ void read_limits(loader& l, const toml::table& t, limits_config& lc)
     r.finish();
 }
 
+void read_self(loader& l, const toml::table& t, self_config& s)
+{
+    table_reader r(l, t, "self");
+    r.get_uint("healthy_code", s.healthy_code, 200, 299, "the answer while it takes calls");
+    if (const toml::node* n = r.get("draining_code")) {
+        const auto* text = n->as<std::string>();
+        const auto* num = n->as<int64_t>();
+        if (text && text->get() == "none") {
+            s.draining_code = 0;
+        } else if (num && num->get() >= 400 && num->get() <= 699) {
+            s.draining_code = static_cast<unsigned>(num->get());
+        } else {
+            const std::string got = text ? quoted(text->get()) : num ? std::to_string(num->get()) : type_name(*n);
+            l.error(line_of(*n), r.key("draining_code"),
+                    "expected a status code 400..699, or \"none\" for no answer at all, got " + got);
+        }
+    }
+    r.get_uint("drain_timeout_s", s.drain_timeout_s, 1, 86400, "seconds");
+    r.get_uint("overload_calls", s.overload_calls, 0, 100000000, "active calls; 0: never overloaded");
+    r.finish();
+}
+
 void read_health(loader& l, const toml::table& t, health_config& h)
 {
     table_reader r(l, t, "health");

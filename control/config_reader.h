@@ -22,10 +22,6 @@
 namespace sbc::control::config_detail {
 
 
-// Top-level tables that later issues parse ([self]). They are accepted and
-// ignored here so that the example config can already show the whole file.
-inline constexpr std::array<std::string_view, 1> later_sections{"self"};
-
 inline constexpr unsigned min_memory_mb = 256;
 inline constexpr std::size_t max_sun_path = 107;  // sizeof(sockaddr_un::sun_path) - 1 on Linux
 
@@ -361,6 +357,7 @@ void read_routes(loader& l, const toml::node* n, const name_index& groups, std::
 void read_retry(loader& l, const toml::table& t, retry_config& rc);
 void read_limits(loader& l, const toml::table& t, limits_config& lc);
 void read_health(loader& l, const toml::table& t, health_config& h);
+void read_self(loader& l, const toml::table& t, self_config& s);
 // [dns] (config_dns.cc).
 void read_dns(loader& l, const toml::table& t, dns_config& d);
 // [media] (config_media.cc), after the interfaces and trunks it refers to.

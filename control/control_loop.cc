@@ -292,9 +292,9 @@ nlohmann::json control_loop::handle(const nlohmann::json& request)
     }
     if (cmd == "drain") {
         // No new calls from now on; sbcd exits when the last call ends or at the deadline.
-        const uint64_t timeout_s = request.value("timeout_s", uint64_t{600});
+        const uint64_t timeout_s = request.value("timeout_s", uint64_t{cfg_.self.drain_timeout_s});
         if (state_.load(std::memory_order_relaxed) != 2) {
-            rt_.shared->peer_health.node.store(sip::peer_health::node_draining, std::memory_order_relaxed);
+            rt_.shared->peer_health.node.fetch_or(sip::peer_health::node_draining, std::memory_order_relaxed);
             state_.store(2, std::memory_order_relaxed);
             std::fprintf(stderr, "sbcd: draining: no new calls; exit when none is left or in %llu s\n",
                          static_cast<unsigned long long>(timeout_s));
@@ -302,6 +302,7 @@ nlohmann::json control_loop::handle(const nlohmann::json& request)
         drain_deadline_ms_ = now_ms() + timeout_s * 1000;
         nlohmann::json j = to_json(report());
         j["ok"] = true;
+        j["drain_timeout_s"] = timeout_s;
         return j;
     }
     if (cmd == "status" || cmd == "stats" || cmd == "calls" || cmd == "peers") {
@@ -318,7 +319,9 @@ stats_report control_loop::report() const
     stats_report r;
     r.node_name = cfg_.node.name;
     const int st = state_.load(std::memory_order_relaxed);
-    r.state = st == 1 ? "running" : st == 2 ? "draining" : "starting";
+    r.state = st == 1 ? (rt_.shared->peer_health.overloaded() ? "overloaded" : "running")
+              : st == 2 ? "draining"
+                        : "starting";
     r.version = version_string;
     r.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     r.snapshot_generation = generation_.load(std::memory_order_relaxed);
@@ -432,6 +435,35 @@ void control_loop::fill_sip(stats_report& r) const
     }
 }
 
+uint64_t control_loop::active_calls() const
+{
+    uint64_t active = 0;
+    for (const auto& w : rt_.workers)
+        if (w->proxy)
+            active += w->proxy->stats().dialogs_active.load(std::memory_order_relaxed) +
+                      w->proxy->stats().setups_active.load(std::memory_order_relaxed);
+    return active;
+}
+
+void control_loop::update_overload(uint64_t active)
+{
+    const uint64_t limit = cfg_.self.overload_calls;
+    auto& node = rt_.shared->peer_health.node;
+    const bool was = (node.load(std::memory_order_relaxed) & sip::peer_health::node_overloaded) != 0;
+    // Hysteresis: overloaded at the limit, back to normal below 90 % of it, so that the answer
+    // to the balancers' OPTIONS does not flap around one call more or less.
+    const bool now = limit != 0 && (was ? active * 10 >= limit * 9 : active >= limit);
+    if (now == was) return;
+    if (now)
+        node.fetch_or(sip::peer_health::node_overloaded, std::memory_order_relaxed);
+    else
+        node.fetch_and(~sip::peer_health::node_overloaded, std::memory_order_relaxed);
+    ++overload_changes_;
+    std::fprintf(stderr, "sbcd: %s: %llu active calls (overload_calls = %llu)\n",
+                 now ? "overloaded, OPTIONS to the SBC answered as unavailable" : "no longer overloaded",
+                 static_cast<unsigned long long>(active), static_cast<unsigned long long>(limit));
+}
+
 int control_loop::run()
 {
     neighbours_.set_interfaces(interfaces_, now_ms());
@@ -467,12 +499,9 @@ int control_loop::run()
             first = false;
         }
         if (reload_requested.exchange(false)) handle({{"cmd", "reload"}});
+        const uint64_t active = active_calls();
+        update_overload(active);
         if (state_.load(std::memory_order_relaxed) == 2) {
-            uint64_t active = 0;
-            for (const auto& w : rt_.workers)
-                if (w->proxy)
-                    active += w->proxy->stats().dialogs_active.load(std::memory_order_relaxed) +
-                              w->proxy->stats().setups_active.load(std::memory_order_relaxed);
             if (active == 0) {
                 std::fprintf(stderr, "sbcd: drained: no call left\n");
                 break;

@@ -80,6 +80,11 @@ private:
     std::vector<dataplane::interface_info> interfaces_;  ///< as published, for reports
     std::atomic<uint64_t> generation_{0};
     std::atomic<int> state_{0};  ///< 0 starting, 1 running, 2 draining
+    uint64_t overload_changes_ = 0;  ///< times the overloaded state flipped ([self] overload_calls)
+    /// Calls being set up or established, all workers.
+    [[nodiscard]] uint64_t active_calls() const;
+    /// Sets or clears the node's overloaded bit from the active calls (control only).
+    void update_overload(uint64_t active);
     uint64_t drain_deadline_ms_ = 0;
     uint64_t icmp_unreachable_ = 0;  ///< control core only
     std::chrono::steady_clock::time_point started_;

@@ -214,6 +214,8 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
     t->retry = make_retry_policy(cfg.retry);
     t->lim.transactions_per_worker = cfg.limits.transactions_per_worker;
     t->lim.dialogs_per_worker = cfg.limits.dialogs_per_worker;
+    t->self.healthy_code = static_cast<uint16_t>(cfg.self.healthy_code);
+    t->self.unavailable_code = static_cast<uint16_t>(cfg.self.draining_code);
 
     // Last, so that a failed build leaves the registry as it was.
     std::vector<uint32_t> peer_id;

@@ -150,7 +150,7 @@ int cmd_top(const options& o, std::span<const std::string> args)
 int cmd_drain(const options& o, std::span<const std::string> args)
 {
     bool wait = false;
-    double timeout_s = 600;
+    double timeout_s = 0;  // 0: sbcd's [self] drain_timeout_s
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "--wait") {
@@ -162,8 +162,11 @@ int cmd_drain(const options& o, std::span<const std::string> args)
             throw usage_error{"drain: unknown argument '" + a + "'"};
         }
     }
-    auto r = ask(o, {{"cmd", "drain"}, {"timeout_s", static_cast<uint64_t>(timeout_s)}});
+    json request = {{"cmd", "drain"}};
+    if (timeout_s > 0) request["timeout_s"] = static_cast<uint64_t>(timeout_s);
+    auto r = ask(o, request);
     if (!r) return exit_daemon;
+    timeout_s = r->value("drain_timeout_s", timeout_s > 0 ? timeout_s : 600.0);
     auto active = [](const json& j) {
         const json s = j.contains("sip") ? j["sip"] : json::object();
         return s.value("dialogs_active", uint64_t{0}) + s.value("setups_active", uint64_t{0});
@@ -255,7 +258,7 @@ constexpr command commands[] = {
      cmd_top},
     {"drain", "[--wait] [--timeout S]",
      "stop taking new calls (they get 503 with Retry-After; OPTIONS to the SBC and /healthz answer 503) and let "
-     "the calls up finish; sbcd exits 0 when none is left or after S seconds (default 600). --wait returns "
+     "the calls up finish; sbcd exits 0 when none is left or after S seconds (default: [self] drain_timeout_s, 600). --wait returns "
      "only once sbcd has exited: use it as a Kubernetes preStop hook",
      cmd_drain},
     {"peer", "drain|undrain|disable|enable|promote NAME, or canary NAME --match FIELD:PATTERN",

@@ -270,11 +270,20 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const arriva
     }
     if (m.req_method == method::options && !has_to_tag && m.ruri.user.empty()) {
         // OPTIONS to the SBC itself (no user part): its own health answer.
+        if (!h.draining() && !h.overloaded()) {
+            stats_->add(proxy_counter::options_answered);
+            respond(a, t.self.healthy_code, {}, out);
+            return;
+        }
+        const uint16_t code = t.self.unavailable_code;
+        if (code == 0) {
+            stats_->add(proxy_counter::options_unanswered);  // [self] draining_code = "none": silence
+            return;
+        }
         stats_->add(proxy_counter::options_answered);
-        if (h.draining())
-            respond(a, 503, "Service Unavailable (draining)", out, true, t.retry.retry_after_s);
-        else
-            respond(a, 200, {}, out);
+        std::string_view reason;  // other codes: the standard phrase
+        if (code == 503) reason = h.draining() ? "Service Unavailable (draining)" : "Service Unavailable (overloaded)";
+        respond(a, code, reason, out, code == 503, t.retry.retry_after_s);
         return;
     }
     if (has_to_tag) {

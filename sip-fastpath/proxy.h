@@ -104,6 +104,7 @@ struct outbox {
     X(relayed_stateless, "responses and requests relayed without transaction state")    \
     X(in_dialog, "in-dialog requests routed by Route")                                   \
     X(options_answered, "OPTIONS addressed to the SBC answered")                         \
+    X(options_unanswered, "OPTIONS to the SBC left unanswered while draining or overloaded") \
     X(acks_absorbed, "ACKs for non-2xx finals absorbed")                                 \
     X(retransmits_sent, "requests or responses we retransmitted")                        \
     X(dialogs_created, "dialogs created")                                                \

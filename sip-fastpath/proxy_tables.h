@@ -92,6 +92,12 @@ struct retry_policy {
     [[nodiscard]] bool retry_on(uint16_t code) const noexcept { return code < codes.size() && codes.test(code); }
 };
 
+/// How OPTIONS to the SBC itself are answered while it should get no new calls.
+struct self_policy {
+    uint16_t healthy_code = 200;      ///< while it takes calls
+    uint16_t unavailable_code = 503;  ///< while draining or overloaded; 0: no answer at all
+};
+
 struct limits {
     uint32_t transactions_per_worker = 262144;
     uint32_t dialogs_per_worker = 131072;
@@ -115,7 +121,13 @@ struct peer_health {
     /// Retry-After) and answer OPTIONS to the SBC with 503, so upstream balancers move away.
     std::atomic<uint32_t> node{0};
     static constexpr uint32_t node_draining = 1;
+    /// Over [self] overload_calls: only the answer to OPTIONS changes; calls are still taken.
+    static constexpr uint32_t node_overloaded = 2;
     [[nodiscard]] bool draining() const noexcept { return (node.load(std::memory_order_relaxed) & node_draining) != 0; }
+    [[nodiscard]] bool overloaded() const noexcept
+    {
+        return (node.load(std::memory_order_relaxed) & node_overloaded) != 0;
+    }
 
     [[nodiscard]] bool available(uint32_t id) const noexcept
     {
@@ -138,6 +150,7 @@ struct proxy_tables {
     int default_route = -1;              ///< route taken when none matches; -1: answer 404
     retry_policy retry;
     limits lim;
+    self_policy self;
     std::shared_ptr<const route_matcher> matcher;  ///< compiled routes (null: no routes)
     std::shared_ptr<const canary_matcher> canaries;  ///< compiled canary patterns (null: no canary)
 

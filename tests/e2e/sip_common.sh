@@ -157,6 +157,26 @@ CONF
 }
 
 ctl() { "$BUILD/sbcctl" --socket "$SOCK" "$@"; }
+# ask_options N: one OPTIONS to sbcd from the caller's address (resent every 0.5 s, at most
+# 6 times, until answered); prints the status line of the first answer, or nothing.
+ask_options() {
+  ip netns exec "$SIPP_NS_HOSTS" python3 - "$SIPP_CALLER" "$SIPP_PROXY_ADDR" "$1" <<'PY'
+import socket, sys
+src, dst, n = sys.argv[1], sys.argv[2], sys.argv[3]
+m = ("OPTIONS sip:%s:5060 SIP/2.0\r\nVia: SIP/2.0/UDP %s:5070;branch=z9hG4bK-opt-%s\r\n"
+     "Max-Forwards: 70\r\nFrom: <sip:lb@%s:5070>;tag=lb%s\r\nTo: <sip:%s:5060>\r\n"
+     "Call-ID: lb-options-%s\r\nCSeq: %s OPTIONS\r\nContent-Length: 0\r\n\r\n") % (dst, src, n, src, n, dst, n, n)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((src, 5070)); s.settimeout(0.5)
+for _ in range(6):
+    s.sendto(m.encode(), (dst, 5060))
+    try:
+        d, _ = s.recvfrom(65535)
+        print(d.decode('latin-1').split('\r\n', 1)[0]); break
+    except (socket.timeout, ConnectionRefusedError):
+        pass
+PY
+}
 # wait_metric REGEX: waits up to 3 s for a /metrics line matching REGEX (the control core
 # renders the page every 200 ms, so a count can trail sbcctl stats by one render).
 wait_metric() {

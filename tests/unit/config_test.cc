@@ -578,9 +578,39 @@ TEST(config, reports_every_mistake_in_file_order_not_just_the_first)
     EXPECT_LT(r.errors[0].line, r.errors[3].line);
 }
 
+TEST(config, reads_the_self_section_and_its_no_answer_choice)
+{
+    auto r = parse_config(with_interface("[self]\nhealthy_code = 204\ndraining_code = \"none\"\ndrain_timeout_s = 30\n"
+                                         "overload_calls = 5000\n",
+                                         good_address),
+                          "self.toml");
+    ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
+    EXPECT_EQ(r.cfg->self.healthy_code, 204u);
+    EXPECT_EQ(r.cfg->self.draining_code, 0u);  // "none": no answer at all
+    EXPECT_EQ(r.cfg->self.drain_timeout_s, 30u);
+    EXPECT_EQ(r.cfg->self.overload_calls, 5000u);
+    auto d = parse_config(with_interface("", good_address), "d.toml");
+    ASSERT_TRUE(d.errors.empty());
+    EXPECT_EQ(d.cfg->self.healthy_code, 200u);
+    EXPECT_EQ(d.cfg->self.draining_code, 503u);
+    EXPECT_EQ(d.cfg->self.drain_timeout_s, 600u);
+    EXPECT_EQ(d.cfg->self.overload_calls, 0u);
+}
+
+TEST(config, refuses_a_draining_code_that_is_neither_an_error_code_nor_none)
+{
+    for (const char* v : {"200", "\"silent\"", "700", "true"}) {
+        auto r = parse_config(with_interface("[self]\ndraining_code = " + std::string(v) + "\n", good_address), "self.toml");
+        ASSERT_EQ(r.errors.size(), 1u) << v;
+        EXPECT_EQ(r.errors[0].line, 2) << v;
+        EXPECT_EQ(r.errors[0].key, "self.draining_code") << v;
+        EXPECT_NE(r.errors[0].message.find("\"none\""), std::string::npos) << r.errors[0].to_string();
+    }
+}
+
 TEST(config, accepts_sections_that_later_issues_parse)
 {
-    auto r = parse_config(with_interface("[self]\nwhatever = 1\n[media]\nlatching = \"strict\"\n[dns]\nservers = []\n",
+    auto r = parse_config(with_interface("[self]\nhealthy_code = 200\n[media]\nlatching = \"strict\"\n[dns]\nservers = []\n",
                                          good_address),
                           "later.toml");
     EXPECT_TRUE(r.errors.empty()) << r.errors[0].to_string();
