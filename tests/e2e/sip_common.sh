@@ -177,6 +177,23 @@ for _ in range(6):
         pass
 PY
 }
+# peer_field NAME FIELD: FIELD of peer NAME in `sbcctl peers --json`.
+peer_field() {
+  ctl peers --json | python3 -c '
+import json, sys
+name, field = sys.argv[1], sys.argv[2]
+for p in json.load(sys.stdin)["sip"]["peers"]:
+    if p["name"] == name: print(p.get(field, "missing")); break
+else: print("nopeer")' "$1" "$2"
+}
+# long_call MS: one call from the caller that stays up MS ms after it is answered; returns
+# once sbcd counts it as a dialog (fails the test after 5 s). Sets long_wrap (wait on it).
+long_call() {
+  sipp_uac_start "$DIR/long" 1 1 40 uac.xml -s 1000 -d "$1"
+  long_wrap=$SIPP_WRAP_PID
+  for _ in $(seq 1 50); do [ "$(sip_stat dialogs_active)" = 1 ] && break; sleep 0.1; done
+  [ "$(sip_stat dialogs_active)" = 1 ] || fail "the long call did not come up"
+}
 # wait_metric REGEX: waits up to 3 s for a /metrics line matching REGEX (the control core
 # renders the page every 200 ms, so a count can trail sbcctl stats by one render).
 wait_metric() {

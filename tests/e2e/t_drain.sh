@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
 # Draining sbcd for a rolling update: with a call up, `sbcctl drain --wait` makes new calls
-# fail with 503 (Retry-After) and OPTIONS to the SBC answer 503 and /healthz 503, lets the
+# fail with 503 (Retry-After) and /healthz answer 503 (the OPTIONS answer: t_drain_options), lets the
 # call up finish, and returns once sbcd has exited 0 by itself after the last call ended.
 source "$(dirname "$0")/sip_common.sh"
 sip_up
 peer 198.18.1.11 uas.xml
 # One long call (4 s), in the background.
-sipp_uac_start "$DIR/long" 1 1 40 uac.xml -s 1000 -d 4000
-long_wrap=$SIPP_WRAP_PID
-for _ in $(seq 1 50); do [ "$(sip_stat dialogs_active)" = 1 ] && break; sleep 0.1; done
-[ "$(sip_stat dialogs_active)" = 1 ] || fail "the long call did not come up"
+long_call 4000
 start=$(date +%s.%N)
 "$BUILD/sbcctl" --socket "$SOCK" drain --wait --timeout 60 >"$DIR/drain.out" 2>&1 &
 drain_pid=$!

@@ -9,10 +9,7 @@ peer 198.18.1.11 uas.xml
 st=$(ask_options 1)
 [[ "$st" == "SIP/2.0 200"* ]] || fail "OPTIONS to a running SBC answered '$st', expected 200"
 
-sipp_uac_start "$DIR/long" 1 1 40 uac.xml -s 1000 -d 6000
-long_wrap=$SIPP_WRAP_PID
-for _ in $(seq 1 50); do [ "$(sip_stat dialogs_active)" = 1 ] && break; sleep 0.1; done
-[ "$(sip_stat dialogs_active)" = 1 ] || fail "the long call did not come up"
+long_call 6000
 ctl drain --timeout 60 >/dev/null || fail "drain refused"
 st=$(ask_options 2)
 [[ "$st" == "SIP/2.0 503"* ]] || fail "OPTIONS to a draining SBC answered '$st', expected 503"

@@ -18,16 +18,6 @@ N2="region1/198.18.1.12:5060"
 peer $P1 uas.xml
 p1_pid=$SIPP_PID
 peer 198.18.1.12 uas.xml
-
-# peer_field NAME FIELD: FIELD of peer NAME in `sbcctl peers --json`.
-peer_field() {
-  ctl peers --json | python3 -c '
-import json, sys
-name, field = sys.argv[1], sys.argv[2]
-for p in json.load(sys.stdin)["sip"]["peers"]:
-    if p["name"] == name: print(p.get(field, "missing")); break
-else: print("nopeer")' "$1" "$2"
-}
 # wait_state NAME STATE MAX_S: until peer NAME is in STATE (polled every 50 ms or so).
 wait_state() {
   local name=$1 want=$2 max=$3 i

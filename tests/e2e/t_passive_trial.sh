@@ -14,16 +14,6 @@ peer $P1 uas_503.xml
 bad_pid=$SIPP_PID
 peer 198.18.1.12 uas.xml
 
-# peer_field NAME FIELD: FIELD of peer NAME in `sbcctl peers --json`.
-peer_field() {
-  ctl peers --json | python3 -c '
-import json, sys
-name, field = sys.argv[1], sys.argv[2]
-for p in json.load(sys.stdin)["sip"]["peers"]:
-    if p["name"] == name: print(p.get(field, "missing")); break
-else: print("nopeer")' "$1" "$2"
-}
-
 [ "$(peer_field "$N1" probe)" = none ] || fail "$N1 is probed; this test is about probe = \"none\""
 call first 2
 [ "$CALL_OK" -eq 2 ] || fail "calls while $N1 answers 503: $CALL_OK ok, $CALL_FAILED failed (expected retried on the next peer)"

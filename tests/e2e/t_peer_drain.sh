@@ -7,10 +7,7 @@ P1=198.18.1.11
 N1="region1/$P1:5060"
 peer $P1 uas.xml
 peer 198.18.1.12 uas.xml
-sipp_uac_start "$DIR/long" 1 1 40 uac.xml -s 1000 -d 3000
-long_wrap=$SIPP_WRAP_PID
-for _ in $(seq 1 50); do [ "$(sip_stat dialogs_active)" = 1 ] && break; sleep 0.1; done
-[ "$(sip_stat dialogs_active)" = 1 ] || fail "the long call did not come up"
+long_call 3000
 out=$(ctl peer drain "$N1") || fail "peer drain refused: $out"
 grep -E "^$N1 .* draining" <<<"$out" >/dev/null || { echo "$out" >&2; fail "peer $N1 not shown draining"; }
 call during 2 uac.xml -p 5062

@@ -12,10 +12,7 @@ peer 198.18.1.11 uas.xml
 st=$(ask_options 1)
 [[ "$st" == "SIP/2.0 200"* ]] || fail "OPTIONS to an idle SBC answered '$st', expected 200"
 
-sipp_uac_start "$DIR/long" 1 1 40 uac.xml -s 1000 -d 8000
-long_wrap=$SIPP_WRAP_PID
-for _ in $(seq 1 50); do [ "$(sip_stat dialogs_active)" = 1 ] && break; sleep 0.1; done
-[ "$(sip_stat dialogs_active)" = 1 ] || fail "the call did not come up"
+long_call 8000
 ctl status | grep -q overloaded || { ctl status >&2; fail "sbcctl status does not say overloaded"; }
 wait_metric '^sbc_info\{.*state="overloaded"' || fail "/metrics does not show the overloaded state"
 st=$(ask_options 2)
