@@ -138,6 +138,12 @@ struct endpoint {
     {
         return addr.hash() ^ (uint64_t{port} << 8 | static_cast<uint64_t>(proto)) * 0x9e3779b97f4a7c15ull;
     }
+    /// Same address, port and transport, whatever the connection (a Route naming us, a peer
+    /// seen again on another connection).
+    [[nodiscard]] constexpr bool same_place(const endpoint& o) const noexcept
+    {
+        return addr == o.addr && port == o.port && proto == o.proto;
+    }
     friend constexpr bool operator==(const endpoint&, const endpoint&) noexcept = default;
 };
 
