@@ -363,16 +363,17 @@ int main(int argc, char** argv)
     auto tables = std::make_shared<sip::proxy_tables>();
     sip::trunk tr;
     tr.name = "access";
-    tr.address = sbc_ip;
+    tr.address = sbc::ip_address::v4(sbc_ip);
     tr.port = sip_port;
-    tr.allow.push_back({ip4(198, 18, 0, 0), 0xffffff00});
+    tr.allow.push_back(sbc::ip_prefix{sbc::ip_address::v4(ip4(198, 18, 0, 0)), 24});
     tables->trunks.push_back(tr);
     sip::peer pe;
     pe.name = "r1/callee";
-    pe.address = callee_ip;
+    pe.address = sbc::ip_address::v4(callee_ip);
     pe.port = sip_port;
     pe.weight = 10;
     tables->peers.push_back(pe);
+    tables->index_peers();
     tables->regions.push_back({"r1", {0}});
     tables->groups.push_back({"g1", {0}, sip::selector::srv});
     tables->routes.push_back({"default", sip::match_field::ruri_user, ".*", 0});
@@ -393,8 +394,8 @@ int main(int argc, char** argv)
     dp::mac_addr cm, ce;
     std::memcpy(cm.data(), caller_mac, 6);
     std::memcpy(ce.data(), callee_mac, 6);
-    rt->shared->neighbours.insert(caller_ip, cm, 1);
-    rt->shared->neighbours.insert(callee_ip, ce, 1);
+    rt->shared->neighbours.insert(sbc::ip_address::v4(caller_ip), cm, 1);
+    rt->shared->neighbours.insert(sbc::ip_address::v4(callee_ip), ce, 1);
 
     dp::worker& w = *rt->workers[0];
     if (rte_eal_remote_launch(

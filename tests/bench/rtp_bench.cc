@@ -388,7 +388,7 @@ bool run_relay(bench& b, unsigned flows, bool pipeline, std::mt19937_64& rng)
         sbc::control::publish_snapshot(b.rt->shared->snap, std::move(snap));
         dp::mac_addr us;
         std::memcpy(us.data(), b.mac.addr_bytes, 6);
-        b.rt->shared->neighbours.insert(first_media_ip, us, 1);
+        b.rt->shared->neighbours.insert(sbc::ip_address::v4(first_media_ip), us, 1);
         table = b.rt->shared->media_flows.get();
         sessions = b.w->media.get();
     } else {

@@ -108,12 +108,13 @@ std::shared_ptr<const sip::proxy_tables> bench_tables()
         sip::peer p;
         p.name = "r1/peer" + std::to_string(i);
         p.id = i;
-        p.address = 0xc6120100u + i;  // 198.18.1.x
+        p.address = sbc::ip_address::v4(0xc6120100u + i);  // 198.18.1.x
         p.priority = static_cast<uint16_t>(i / 16);
         p.weight = static_cast<uint16_t>(10 + i % 7);
         t->peers.push_back(p);
         r.peers.push_back(i);
     }
+    t->index_peers();
     t->regions.push_back(r);
     t->groups.push_back({"g1", {0}, sip::selector::srv});
     return t;

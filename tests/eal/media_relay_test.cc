@@ -88,7 +88,7 @@ protected:
         std::string err;
         ASSERT_TRUE(dp::start_media(h_->runtime(), c, h_->runtime().shared->snap.current->interfaces, err)) << err;
         // B has never sent anything: the relay finds its MAC in the neighbour table.
-        h_->runtime().shared->neighbours.insert(b_ip, b_mac, 1);
+        h_->runtime().shared->neighbours.insert(ip_address::v4(b_ip), b_mac, 1);
         pb_ = offer_answer(call_id, "198.18.0.10", 4000, "198.18.0.20", 6000, pa_);
     }
     /// Runs an offer from A and an answer from B through worker 0's media sessions; returns the

@@ -32,7 +32,7 @@ dp::event neighbour_seen(uint16_t iface, uint32_t ip, const mac& m)
     dp::event e{};
     e.kind = dp::event_kind::neighbour_seen;
     e.iface = iface;
-    e.ip = ip;
+    e.ip = ip_address::v4(ip);
     e.mac = m;
     return e;
 }
@@ -131,10 +131,10 @@ std::vector<packet_case> cases(const mac& ours)
         dp::event e{};
         e.kind = dp::event_kind::icmp_unreachable;
         e.iface = untagged_iface;
-        e.ip = peer_ip;
+        e.ip = ip_address::v4(peer_ip);
         e.icmp_type = 3;
         e.icmp_code = 3;
-        e.orig_dst = peer_ip;
+        e.orig_dst = ip_address::v4(peer_ip);
         e.orig_proto = proto_udp;
         e.orig_src_port = 5060;
         e.orig_dst_port = 5080;

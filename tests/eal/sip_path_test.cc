@@ -38,15 +38,15 @@ std::shared_ptr<const sip::proxy_tables> tables()
     sip::trunk tr;
     tr.name = "access";
     tr.iface = untagged_iface;
-    tr.address = our_ip;
+    tr.address = ip_address::v4(our_ip);
     tr.port = sip_port;
-    tr.allow.push_back({ipv4(198, 18, 0, 0), 0xffffff00});
+    tr.allow.push_back(ip_prefix{ip_address::v4(ipv4(198, 18, 0, 0)), 24});
     t->trunks.push_back(tr);
     for (uint32_t i = 0; i < 2; ++i) {
         sip::peer p;
         p.name = "r1/peer" + std::to_string(i + 1);
         p.id = i;
-        p.address = i == 0 ? peer1_ip : peer2_ip;
+        p.address = ip_address::v4(i == 0 ? peer1_ip : peer2_ip);
         p.port = sip_port;
         p.priority = static_cast<uint16_t>(i);  // peer1 first, deterministically
         p.weight = 10;
@@ -54,6 +54,7 @@ std::shared_ptr<const sip::proxy_tables> tables()
         p.trunk = 0;
         t->peers.push_back(p);
     }
+    t->index_peers();
     t->regions.push_back({"r1", {0, 1}});
     t->groups.push_back({"g1", {0}, sip::selector::srv});
     t->routes.push_back({"default", sip::match_field::ruri_user, ".*", 0});
@@ -205,8 +206,8 @@ protected:
         h_ = std::make_unique<harness>(2047, workers);
         ASSERT_TRUE(h_->ok()) << h_->error();
         h_->set_proxy(tables());
-        h_->runtime().shared->neighbours.insert(caller_ip, caller_mac, 1);
-        h_->runtime().shared->neighbours.insert(our_gateway, gateway_mac, 1);
+        h_->runtime().shared->neighbours.insert(ip_address::v4(caller_ip), caller_mac, 1);
+        h_->runtime().shared->neighbours.insert(ip_address::v4(our_gateway), gateway_mac, 1);
         for (unsigned w = 0; w < workers; ++w) h_->poll_worker(w);  // starts the proxies' clocks
     }
     std::unique_ptr<harness> h_;
@@ -265,7 +266,7 @@ TEST_F(sip_path, invite_gets_100_and_goes_to_a_peer_503_fails_over_and_200_reach
     ASSERT_EQ(ev.size(), 1u);
     EXPECT_EQ(ev[0].kind, dp::event_kind::peer_failed);
     EXPECT_EQ(ev[0].peer_id, 0u);
-    EXPECT_EQ(ev[0].cause, dp::peer_cause::code);
+    EXPECT_EQ(ev[0].cause, sip::failure_cause::code);
     EXPECT_EQ(ev[0].code, 503);
 
     // The second peer answers: the 200 goes to the caller without our Via.
@@ -329,9 +330,9 @@ TEST_F(sip_path, icmp_port_unreachable_from_the_peer_fails_over_at_once)
     EXPECT_TRUE(fwd->starts("INVITE ")) << fwd->text;
     bool control_event = false, peer_failed = false;
     for (const auto& e : h.take_events()) {
-        if (e.kind == dp::event_kind::icmp_unreachable) control_event = e.orig_dst == peer1_ip && e.orig_src_port == sip_port;
+        if (e.kind == dp::event_kind::icmp_unreachable) control_event = e.orig_dst == ip_address::v4(peer1_ip) && e.orig_src_port == sip_port;
         if (e.kind == dp::event_kind::peer_failed)
-            peer_failed = e.peer_id == 0 && e.cause == dp::peer_cause::icmp;
+            peer_failed = e.peer_id == 0 && e.cause == sip::failure_cause::icmp;
     }
     EXPECT_TRUE(control_event) << "the control core still gets the ICMP event";
     EXPECT_TRUE(peer_failed);
@@ -342,7 +343,7 @@ TEST_F(sip_path, source_outside_the_trunk_allow_list_gets_nothing_and_is_counted
 {
     start(1);
     harness& h = *h_;
-    h.runtime().shared->neighbours.insert(stranger_ip, caller_mac, 1);
+    h.runtime().shared->neighbours.insert(ip_address::v4(stranger_ip), caller_mac, 1);
     ASSERT_TRUE(h.receive(sip_frame(h, gateway_mac, stranger_ip, sip_port, invite("call-x@198.51.100.7"))));
     h.poll();
     EXPECT_EQ(h.take_sent().size(), 0u);
@@ -398,7 +399,7 @@ TEST_F(sip_path, an_unresolved_caller_is_answered_at_the_mac_it_came_from_and_le
     EXPECT_EQ(h.counters().drops[static_cast<std::size_t>(dp::drop_reason::neighbour_unknown)], 0u);
     bool seen = false;
     for (const auto& e : h.take_events())
-        seen = seen || (e.kind == dp::event_kind::neighbour_seen && e.ip == unknown_caller &&
+        seen = seen || (e.kind == dp::event_kind::neighbour_seen && e.ip == ip_address::v4(unknown_caller) &&
                         std::equal(e.mac.begin(), e.mac.end(), caller_mac.begin()));
     EXPECT_TRUE(seen) << "the control core is told, so later messages to it need no ARP";
 }

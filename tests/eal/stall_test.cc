@@ -35,21 +35,22 @@ std::shared_ptr<const sip::proxy_tables> tables()
     sip::trunk tr;
     tr.name = "access";
     tr.iface = untagged_iface;
-    tr.address = our_ip;
+    tr.address = ip_address::v4(our_ip);
     tr.port = 5060;
-    tr.allow.push_back({ipv4(198, 18, 0, 0), 0xffffff00});
+    tr.allow.push_back(ip_prefix{ip_address::v4(ipv4(198, 18, 0, 0)), 24});
     t->trunks.push_back(tr);
     sip::region r{"r1", {}};
     for (uint32_t i = 0; i < n_peers; ++i) {
         sip::peer p;
         p.name = "r1/peer" + std::to_string(i);
         p.id = i;
-        p.address = ipv4(198, 18, 1, static_cast<uint8_t>(10 + i));
+        p.address = ip_address::v4(ipv4(198, 18, 1, static_cast<uint8_t>(10 + i)));
         p.priority = static_cast<uint16_t>(i / 16);
         p.weight = 10;
         t->peers.push_back(p);
         r.peers.push_back(i);
     }
+    t->index_peers();
     t->regions.push_back(r);
     t->groups.push_back({"g1", {0}, sip::selector::srv});
     t->routes.push_back({"default", sip::match_field::ruri_user, "", 0});
@@ -85,8 +86,8 @@ TEST(eal_stall, workers_lose_nothing_while_the_control_core_publishes_and_flips)
     ASSERT_TRUE(h.ok()) << h.error();
     const auto t = tables();
     h.set_proxy(t);
-    h.runtime().shared->neighbours.insert(caller_ip, caller_mac, 1);
-    h.runtime().shared->neighbours.insert(our_gateway, gateway_mac, 1);
+    h.runtime().shared->neighbours.insert(ip_address::v4(caller_ip), caller_mac, 1);
+    h.runtime().shared->neighbours.insert(ip_address::v4(our_gateway), gateway_mac, 1);
     std::string error;
     ASSERT_TRUE(dp::launch_workers(h.runtime(), error)) << error;
     auto& w = h.worker();

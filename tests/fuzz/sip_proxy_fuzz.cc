@@ -11,6 +11,9 @@
 #include "sip-fastpath/sip_message.h"
 
 using namespace sbc::sip;
+using sbc::endpoint;
+using sbc::ip_address;
+using sbc::ip_prefix;
 
 namespace {
 
@@ -19,15 +22,15 @@ std::shared_ptr<proxy_tables> tables()
     auto t = std::make_shared<proxy_tables>();
     trunk tr;
     tr.name = "core";
-    tr.address = 0xC6120001;
+    tr.address = ip_address::v4(0xC6120001);
     tr.port = 5060;
-    tr.allow = {{0xC6120000, 0xFFFF0000}};
+    tr.allow = {ip_prefix{ip_address::v4(0xC6120000), 16}};
     t->trunks.push_back(tr);
     t->regions.resize(2);
     for (uint32_t i = 0; i < 4; ++i) {
         peer p;
         p.id = i;
-        p.address = 0xC6120100 + i;
+        p.address = ip_address::v4(0xC6120100 + i);
         p.port = 5060;
         p.priority = static_cast<uint16_t>(10 + i);
         p.weight = 10;
@@ -35,6 +38,7 @@ std::shared_ptr<proxy_tables> tables()
         t->regions[i / 2].peers.push_back(i);
         t->peers.push_back(p);
     }
+    t->index_peers();
     peer_group g;
     g.regions = {0, 1};
     t->groups.push_back(g);
@@ -57,7 +61,7 @@ struct state {
 void drain(state& s)
 {
     for (uint32_t i = 0; i < s.out->n; ++i) {
-        const out_datagram& d = s.out->msgs[i];
+        const out_message& d = s.out->msgs[i];
         if (d.len == 0 || d.len > max_out_size) std::abort();
         parse(std::string_view(d.data.data(), d.len), *s.check);
         if (s.check->kind == message_kind::invalid) std::abort();  // we only ever send SIP
@@ -83,11 +87,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size)
         case 1:
         case 2: {  // from the caller, or from peer 0..3
             const uint32_t from = (op >> 5) == 0 ? 0xC6120002 : 0xC6120100 + (op & 3);
-            const arrival a{endpoint{from, 5060}, endpoint{0xC6120001, 5060}, 0, s.now};
-            s.px->on_datagram(*s.t, *s.h, payload, a, *s.out);
+            const sip_input in{payload, endpoint::udp4(from, 5060), endpoint::udp4(0xC6120001, 5060), 0, s.now};
+            s.px->on_input(*s.t, *s.h, in, *s.out);
             break;
         }
-        case 3: s.px->on_icmp_unreachable(*s.t, *s.h, payload, endpoint{0xC6120100u + (op & 3), 5060}, s.now, *s.out); break;
+        case 3: s.px->on_icmp_unreachable(*s.t, *s.h, payload, endpoint::udp4(0xC6120100u + (op & 3), 5060), s.now, *s.out); break;
         case 4: s.h->word[op & 3].store(op & 7); break;
         default: s.now += 1000u * (op & 0x1f); break;
         }

@@ -15,6 +15,9 @@
 #include "sip-fastpath/proxy.h"
 
 using namespace sbc::sip;
+using sbc::endpoint;
+using sbc::ip_address;
+using sbc::ip_prefix;
 using sbc::control::canary_registry;
 
 namespace {
@@ -34,12 +37,13 @@ std::shared_ptr<proxy_tables> region_of_three()
         peer p;
         p.id = i;
         p.name = "region1/198.18.1." + std::to_string(11 + i) + ":5060";
-        p.address = (198u << 24) | (18u << 16) | (1u << 8) | (11 + i);
+        p.address = ip_address::v4((198u << 24) | (18u << 16) | (1u << 8) | (11 + i));
         p.priority = static_cast<uint16_t>(10 * (i + 1));
         p.weight = 10;
         t->regions[0].peers.push_back(i);
         t->peers.push_back(p);
     }
+    t->index_peers();
     return t;
 }
 
@@ -112,9 +116,9 @@ TEST(canary_proxy, invites_go_to_the_canary_by_their_from_user)
     auto t = region_of_three();
     trunk tr;
     tr.name = "carrier";
-    tr.address = (198u << 24) | (18u << 16) | 1;
+    tr.address = ip_address::v4((198u << 24) | (18u << 16) | 1);
     tr.port = 5060;
-    tr.allow = {{(198u << 24) | (18u << 16), 0xffff0000}};
+    tr.allow = {ip_prefix{ip_address::v4((198u << 24) | (18u << 16)), 16}};
     t->trunks.push_back(tr);
     t->groups.push_back({"cloud", {0}, selector::srv});
     t->routes.push_back({"default", match_field::ruri_user, "", 0});
@@ -129,7 +133,7 @@ TEST(canary_proxy, invites_go_to_the_canary_by_their_from_user)
     h->word[2].store(peer_state::canary);
     proxy px{0, 64, 64, 7};
     auto out = std::make_unique<outbox>();
-    const endpoint sbc{tr.address, 5060}, caller{(198u << 24) | (18u << 16) | 2, 5060};
+    const endpoint sbc = tr.local(), caller = endpoint::udp4((198u << 24) | (18u << 16) | 2, 5060);
     auto invite_from = [&](const std::string& user, int n) {
         const std::string msg = "INVITE sip:1000@198.18.0.1 SIP/2.0\r\n"
                                 "Via: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-c" + std::to_string(n) + "\r\n"
@@ -139,14 +143,14 @@ TEST(canary_proxy, invites_go_to_the_canary_by_their_from_user)
                                 "Call-ID: canary-" + std::to_string(n) + "\r\n"
                                 "CSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n";
         out->clear();
-        px.on_datagram(*t, *h, msg, arrival{caller, sbc, 0, 1000}, *out);
+        px.on_input(*t, *h, sip_input{msg, caller, sbc, 0, 1000}, *out);
         for (uint32_t i = 0; i < out->n; ++i) {
             const std::string_view text(out->msgs[i].data.data(), out->msgs[i].len);
-            if (text.rfind("INVITE ", 0) == 0) return out->msgs[i].dst.ip;
+            if (text.rfind("INVITE ", 0) == 0) return out->msgs[i].dst.addr;
         }
-        return uint32_t{0};
+        return ip_address{};
     };
-    const uint32_t canary_ip = t->peers[2].address, first_ip = t->peers[0].address;
+    const ip_address canary_ip = t->peers[2].address, first_ip = t->peers[0].address;
     for (int i = 0; i < 10; ++i) {
         EXPECT_EQ(invite_from("+15550100" + std::to_string(i), 2 * i), canary_ip) << "a matching From";
         EXPECT_EQ(invite_from("+4930" + std::to_string(i), 2 * i + 1), first_ip) << "any other From";

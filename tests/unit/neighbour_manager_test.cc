@@ -72,7 +72,7 @@ TEST(neighbour_manager, stops_asking_once_the_answer_arrives)
     fx.mgr.seen(0, gw, {2, 0, 0, 0, 0, 0xfe}, 50);
     for (uint64_t t = 100; t <= 5000; t += 100) fx.mgr.tick(t);
     EXPECT_EQ(fx.requests_for(gw), 1u);
-    EXPECT_TRUE(fx.table->lookup(gw).has_value());
+    EXPECT_TRUE(fx.table->lookup(sbc::ip_address::v4(gw)).has_value());
     EXPECT_EQ(fx.mgr.counters().learned, 1u);
     EXPECT_EQ(fx.mgr.pending(), 0u);
 }
@@ -94,7 +94,7 @@ TEST(neighbour_manager, an_old_entry_is_refreshed_and_removed_when_nobody_answer
     EXPECT_EQ(fx.requests_for(host), 0u) << "young entries are left alone";
     for (uint64_t t = 10'000; t <= 20'000; t += 100) fx.mgr.tick(t);
     EXPECT_EQ(fx.requests_for(host), 3u);
-    EXPECT_FALSE(fx.table->lookup(host).has_value());
+    EXPECT_FALSE(fx.table->lookup(sbc::ip_address::v4(host)).has_value());
     EXPECT_EQ(fx.mgr.counters().expired, 1u);
 }
 
@@ -106,6 +106,6 @@ TEST(neighbour_manager, a_refreshed_entry_stays_when_the_neighbour_answers)
     fx.mgr.tick(10'000);
     fx.mgr.seen(0, host, {2, 0, 0, 0, 0, 2}, 10'050);
     for (uint64_t t = 10'100; t <= 15'000; t += 100) fx.mgr.tick(t);
-    EXPECT_TRUE(fx.table->lookup(host).has_value());
+    EXPECT_TRUE(fx.table->lookup(sbc::ip_address::v4(host)).has_value());
     EXPECT_EQ(fx.mgr.counters().expired, 0u);
 }

@@ -8,14 +8,17 @@
 
 #include "dataplane/neighbour.h"
 
+using sbc::ip_address;
 using sbc::dataplane::mac_addr;
 using sbc::dataplane::neighbour_table;
 
 namespace {
-constexpr uint32_t ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+constexpr uint32_t ip4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
     return (uint32_t{a} << 24) | (uint32_t{b} << 16) | (uint32_t{c} << 8) | d;
 }
+constexpr ip_address v4(uint32_t host_order) { return ip_address::v4(host_order); }
+constexpr ip_address ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d) { return v4(ip4(a, b, c, d)); }
 mac_addr mac(uint8_t last) { return {0x02, 0, 0, 0, 0, last}; }
 }  // namespace
 
@@ -26,7 +29,7 @@ TEST(neighbour_table, finds_what_was_learned_and_nothing_else)
     ASSERT_TRUE(t->lookup(ip(198, 18, 0, 2)).has_value());
     EXPECT_EQ(*t->lookup(ip(198, 18, 0, 2)), mac(2));
     EXPECT_FALSE(t->lookup(ip(198, 18, 0, 3)).has_value());
-    EXPECT_FALSE(t->lookup(0).has_value());
+    EXPECT_FALSE(t->lookup(v4(0)).has_value());
     EXPECT_EQ(t->size(), 1u);
 }
 
@@ -44,11 +47,11 @@ TEST(neighbour_table, removal_keeps_colliding_entries_reachable)
 {
     auto t = std::make_unique<neighbour_table>();
     // Enough entries that probe chains overlap, then remove every third one.
-    for (uint32_t i = 1; i <= 600; ++i) ASSERT_TRUE(t->insert(ip(10, 0, 0, 0) + i, mac(static_cast<uint8_t>(i)), i));
-    for (uint32_t i = 1; i <= 600; i += 3) ASSERT_TRUE(t->remove(ip(10, 0, 0, 0) + i));
+    for (uint32_t i = 1; i <= 600; ++i) ASSERT_TRUE(t->insert(v4(ip4(10, 0, 0, 0) + i), mac(static_cast<uint8_t>(i)), i));
+    for (uint32_t i = 1; i <= 600; i += 3) ASSERT_TRUE(t->remove(v4(ip4(10, 0, 0, 0) + i)));
     for (uint32_t i = 1; i <= 600; ++i) {
         const bool removed = (i - 1) % 3 == 0;
-        EXPECT_EQ(t->lookup(ip(10, 0, 0, 0) + i).has_value(), !removed) << i;
+        EXPECT_EQ(t->lookup(v4(ip4(10, 0, 0, 0) + i)).has_value(), !removed) << i;
     }
     EXPECT_EQ(t->size(), 400u);
     EXPECT_FALSE(t->remove(ip(10, 0, 0, 1)));
@@ -59,7 +62,7 @@ TEST(neighbour_table, refuses_inserts_beyond_its_capacity_instead_of_overwriting
     auto t = std::make_unique<neighbour_table>();
     std::size_t accepted = 0;
     for (uint32_t i = 1; i <= 2 * neighbour_table::capacity; ++i)
-        if (t->insert(i, mac(1), 0)) ++accepted;
+        if (t->insert(v4(i), mac(1), 0)) ++accepted;
     EXPECT_LE(accepted, neighbour_table::capacity);
     EXPECT_GT(accepted, neighbour_table::capacity / 2);
     EXPECT_EQ(t->size(), accepted);
@@ -69,7 +72,7 @@ TEST(neighbour_table, refuses_inserts_beyond_its_capacity_instead_of_overwriting
 TEST(neighbour_table, readers_never_see_a_mac_that_was_never_written)
 {
     auto t = std::make_unique<neighbour_table>();
-    const uint32_t a = ip(198, 18, 0, 7);
+    const ip_address a = ip(198, 18, 0, 7);
     t->insert(a, mac(1), 0);
     std::atomic<bool> stop{false};
     std::atomic<uint64_t> bad{0}, reads{0};

@@ -108,10 +108,8 @@ TEST(probe_text, is_a_valid_options_whose_branch_names_the_peer_and_sequence)
 {
     std::array<char, 512> buf;
     control::probe_text_args a;
-    a.local_ip = 0xc6120001;  // 198.18.0.1
-    a.local_port = 5060;
-    a.peer_ip = 0xc612010b;  // 198.18.1.11
-    a.peer_port = 5062;
+    a.local = endpoint::udp4(0xc6120001, 5060);  // 198.18.0.1
+    a.peer = endpoint::udp4(0xc612010b, 5062);   // 198.18.1.11
     a.peer_id = 42;
     a.seq = 0x1234abcd;
     const std::size_t n = control::write_probe_options(buf, a);

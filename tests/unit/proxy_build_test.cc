@@ -1,5 +1,5 @@
 // Unit tests of the proxy table builder: a config parsed with parse_config becomes trunks,
-// sorted peers, regions, groups, routes with a working matcher, the retry bitset and limits;
+// sorted peers, regions, groups, routes with a working matcher and the retry bitset;
 // peer ids survive reloads; every refusal says where and why.
 #include "control/proxy_build.h"
 
@@ -112,7 +112,7 @@ std::shared_ptr<const sip::proxy_tables> built(const config& cfg, peer_ids& ids,
     return t;
 }
 
-uint32_t ip(const char* s) { return *parse_ipv4(s); }
+sbc::ip_address ip(const char* s) { return *sbc::parse_ipv4(s); }
 
 TEST(proxy_build, trunks_take_their_interface_index_address_port_and_masked_prefixes)
 {
@@ -218,7 +218,7 @@ TEST(proxy_build, without_patterns_there_is_no_matcher)
     EXPECT_EQ(t->default_route, 0);
 }
 
-TEST(proxy_build, retry_codes_become_a_bitset_and_timers_and_limits_are_copied)
+TEST(proxy_build, retry_codes_become_a_bitset_and_timers_are_copied)
 {
     peer_ids ids;
     auto t = built(parsed(base_config), ids);
@@ -230,8 +230,6 @@ TEST(proxy_build, retry_codes_become_a_bitset_and_timers_and_limits_are_copied)
     EXPECT_TRUE(t->retry.after_provisional);
     EXPECT_EQ(t->retry.max_attempts, 5);
     EXPECT_EQ(t->retry.retry_after_s, 12u);
-    EXPECT_EQ(t->lim.transactions_per_worker, 2048u);
-    EXPECT_EQ(t->lim.dialogs_per_worker, 1024u);
 
     auto defaults = make_retry_policy(retry_config{});
     EXPECT_EQ(defaults.codes.count(), 3u);
@@ -248,7 +246,7 @@ TEST(proxy_build, every_peer_gets_a_distinct_id_below_max_peers)
     for (const auto& p : t->peers) {
         EXPECT_LT(p.id, sip::max_peers);
         EXPECT_TRUE(seen.insert(p.id).second) << p.name;
-        EXPECT_EQ(ids.find(peer_ids::key(t->regions[p.region].name, p.address, p.port)), p.id);
+        EXPECT_EQ(ids.find(peer_ids::key(t->regions[p.region].name, p.address.v4_host(), p.port)), p.id);
     }
     EXPECT_EQ(ids.size(), 5u);
     EXPECT_EQ(ids.added().size(), 5u);
@@ -363,16 +361,16 @@ TEST(proxy_build, a_peer_gone_from_dns_with_calls_up_stays_known_out_of_rotation
     auto t = build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error, &learned);
     ASSERT_TRUE(t) << error;
     ASSERT_EQ(t->regions[2].peers.size(), 1u);
-    EXPECT_EQ(t->peers[t->regions[2].peers[0]].address, 0xC6120315u);
+    EXPECT_EQ(t->peers[t->regions[2].peers[0]].address, ip_address::v4(0xC6120315));
     // Not selectable, but its address still belongs to a peer (its BYE and responses are let in).
-    EXPECT_TRUE(t->is_peer_address(0xC6120316));
-    EXPECT_NE(t->find_peer(0xC6120316, 5060), sip::no_peer);
+    EXPECT_TRUE(t->is_peer_address(ip_address::v4(0xC6120316)));
+    EXPECT_NE(t->find_peer(ip_address::v4(0xC6120316), 5060), sip::no_peer);
     EXPECT_EQ(ids.find("region3/198.18.3.22:5060"), gone_id);
 
     learned[2].retired.clear();  // its last call ended
     t = build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error, &learned);
     ASSERT_TRUE(t) << error;
-    EXPECT_FALSE(t->is_peer_address(0xC6120316));
+    EXPECT_FALSE(t->is_peer_address(ip_address::v4(0xC6120316)));
     EXPECT_FALSE(ids.find("region3/198.18.3.22:5060"));
 }
 

@@ -14,31 +14,32 @@
 namespace sbc {
 namespace {
 
-using sip::endpoint;
+using sbc::endpoint;
 
 constexpr uint32_t ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
     return (uint32_t{a} << 24) | (uint32_t{b} << 16) | (uint32_t{c} << 8) | d;
 }
 
-const endpoint sbc_ep{ip(198, 18, 0, 1), 5060};
-const endpoint caller{ip(198, 18, 0, 2), 5060};
-const endpoint callee{ip(198, 18, 1, 11), 5060};
+const endpoint sbc_ep = endpoint::udp4(ip(198, 18, 0, 1), 5060);
+const endpoint caller = endpoint::udp4(ip(198, 18, 0, 2), 5060);
+const endpoint callee = endpoint::udp4(ip(198, 18, 1, 11), 5060);
 
 std::shared_ptr<sip::proxy_tables> tables()
 {
     auto t = std::make_shared<sip::proxy_tables>();
     sip::trunk tr;
     tr.name = "core";
-    tr.address = sbc_ep.ip;
+    tr.address = sbc_ep.addr;
     tr.port = sbc_ep.port;
-    tr.allow = {{ip(198, 18, 0, 0), 0xfffe0000}};
+    tr.allow = {ip_prefix{ip_address::v4(ip(198, 18, 0, 0)), 15}};
     t->trunks.push_back(tr);
     sip::peer p;
     p.name = "p0";
-    p.address = callee.ip;
+    p.address = callee.addr;
     p.port = callee.port;
     t->peers.push_back(p);
+    t->index_peers();
     t->regions.resize(1);
     t->regions[0].peers = {0};
     t->groups.push_back({"g", {0}, sip::selector::srv});
@@ -89,7 +90,7 @@ struct out_msg {
 struct fixture {
     std::shared_ptr<sip::proxy_tables> t = tables();
     std::unique_ptr<sip::peer_health> h = std::make_unique<sip::peer_health>();
-    rtp::flow_table flows{rtp::flow_table_config{{sbc_ep.ip}, 20000, 20007, 1}};  // 4 pairs: 2 calls
+    rtp::flow_table flows{rtp::flow_table_config{{sbc_ep.addr.v4_host()}, 20000, 20007, 1}};  // 4 pairs: 2 calls
     rtp::media_config cfg = [] {
         rtp::media_config c;
         c.enabled = true;
@@ -117,7 +118,7 @@ struct fixture {
     }
     std::vector<out_msg> deliver(const std::string& text, endpoint from)
     {
-        px.on_datagram(*t, *h, text, sip::arrival{from, sbc_ep, 0, now}, *out);
+        px.on_input(*t, *h, sip::sip_input{text, from, sbc_ep, 0, now}, *out);
         return take();
     }
     std::vector<out_msg> tick(uint64_t ms)
@@ -162,8 +163,8 @@ TEST(proxy_media, each_side_sees_only_the_sbc_address_and_its_own_port)
     fixture f;
     auto [inv, ok] = f.answered_call("m1");
     const rtp::sdp to_b = sdp_in(inv.text), to_a = sdp_in(ok.text);
-    EXPECT_EQ(to_b.c_ip, sbc_ep.ip);
-    EXPECT_EQ(to_a.c_ip, sbc_ep.ip);
+    EXPECT_EQ(to_b.c_ip, sbc_ep.addr.v4_host());
+    EXPECT_EQ(to_a.c_ip, sbc_ep.addr.v4_host());
     EXPECT_NE(to_a.media[0].port, to_b.media[0].port);
     EXPECT_EQ(ok.dst, caller);
     // Content-Length follows the rewritten body.
@@ -173,7 +174,7 @@ TEST(proxy_media, each_side_sees_only_the_sbc_address_and_its_own_port)
     const rtp::flow_ref r = f.flows.lookup(0, to_a.media[0].port);
     ASSERT_TRUE(r.found());
     EXPECT_EQ(r.side, 0);
-    EXPECT_EQ(rtp::far_ip(f.flows.stream(r.stream).far[1][0].load()), callee.ip);
+    EXPECT_EQ(rtp::far_ip(f.flows.stream(r.stream).far[1][0].load()), callee.addr.v4_host());
     EXPECT_EQ(rtp::far_port(f.flows.stream(r.stream).far[1][0].load()), 6000);
 }
 
@@ -245,7 +246,7 @@ TEST(proxy_media, a_reinvite_from_the_callee_moves_its_media_and_the_caller_keep
     ASSERT_EQ(o.size(), 1u);
     EXPECT_EQ(o[0].dst, caller);
     const rtp::sdp s = sdp_in(o[0].text);
-    EXPECT_EQ(s.c_ip, sbc_ep.ip);
+    EXPECT_EQ(s.c_ip, sbc_ep.addr.v4_host());
     EXPECT_EQ(s.media[0].port, a_port);
     // What the caller sends now goes to the callee's new address.
     const rtp::flow_ref r = f.flows.lookup(0, a_port);

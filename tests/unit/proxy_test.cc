@@ -12,6 +12,9 @@
 #include "sip-fastpath/sip_message.h"
 
 using namespace sbc::sip;
+using sbc::endpoint;
+using sbc::ip_address;
+using sbc::ip_prefix;
 
 namespace {
 
@@ -20,26 +23,26 @@ constexpr uint32_t ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
     return (uint32_t{a} << 24) | (uint32_t{b} << 16) | (uint32_t{c} << 8) | d;
 }
 
-const endpoint sbc_ep{ip(198, 18, 0, 1), 5060};
-const endpoint caller{ip(198, 18, 0, 2), 5060};
-const endpoint r1a{ip(198, 18, 1, 11), 5060};
-const endpoint r1b{ip(198, 18, 1, 12), 5060};
-const endpoint r2a{ip(198, 18, 2, 21), 5060};
+const endpoint sbc_ep = endpoint::udp4(ip(198, 18, 0, 1), 5060);
+const endpoint caller = endpoint::udp4(ip(198, 18, 0, 2), 5060);
+const endpoint r1a = endpoint::udp4(ip(198, 18, 1, 11), 5060);
+const endpoint r1b = endpoint::udp4(ip(198, 18, 1, 12), 5060);
+const endpoint r2a = endpoint::udp4(ip(198, 18, 2, 21), 5060);
 
 std::shared_ptr<proxy_tables> make_tables()
 {
     auto t = std::make_shared<proxy_tables>();
     trunk tr;
     tr.name = "core";
-    tr.address = sbc_ep.ip;
+    tr.address = sbc_ep.addr;
     tr.port = sbc_ep.port;
-    tr.allow = {{ip(198, 18, 0, 0), 0xffffff00}};
+    tr.allow = {ip_prefix{ip_address::v4(ip(198, 18, 0, 0)), 24}};
     t->trunks.push_back(tr);
     auto add_peer = [&](endpoint e, uint16_t region) {
         peer p;
         p.id = static_cast<uint32_t>(t->peers.size());
         p.name = "p" + std::to_string(p.id);
-        p.address = e.ip;
+        p.address = e.addr;
         p.port = e.port;
         p.priority = 10;
         p.weight = 50;
@@ -53,6 +56,7 @@ std::shared_ptr<proxy_tables> make_tables()
     add_peer(r1a, 0);
     add_peer(r1b, 0);
     add_peer(r2a, 1);
+    t->index_peers();
     peer_group g;
     g.name = "cloud";
     g.regions = {0, 1};
@@ -113,8 +117,8 @@ struct harness {
     }
     std::vector<std::unique_ptr<sent>> deliver(const std::string& text, endpoint from)
     {
-        arrival a{from, sbc_ep, 0, now};
-        px.on_datagram(*t, *h, text, a, *out);
+        const sip_input in{text, from, sbc_ep, 0, now};
+        px.on_input(*t, *h, in, *out);
         return take();
     }
     std::vector<std::unique_ptr<sent>> tick(uint64_t ms)
@@ -351,7 +355,7 @@ TEST(proxy, a_full_call_table_answers_503_and_recovers)
 TEST(proxy, a_source_outside_the_trunk_gets_no_answer)
 {
     harness hx;
-    auto out = hx.deliver(invite("evil"), endpoint{ip(203, 0, 113, 9), 5060});
+    auto out = hx.deliver(invite("evil"), endpoint::udp4(ip(203, 0, 113, 9), 5060));
     EXPECT_TRUE(out.empty());
     EXPECT_EQ(hx.px.stats().get(proxy_counter::source_denied), 1u);
 }
