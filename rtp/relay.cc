@@ -10,6 +10,8 @@
 #include <rte_prefetch.h>
 #include <rte_udp.h>
 
+#include "dataplane/l2.h"
+
 namespace sbc::rtp {
 
 namespace {
@@ -164,26 +166,9 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
     }
 
     // L2: the egress interface may differ in its VLAN tag from the one the frame came on.
-    const uint16_t want_l2 = e.vlan != 0 ? sizeof(rte_ether_hdr) + sizeof(rte_vlan_hdr) : sizeof(rte_ether_hdr);
-    if (want_l2 > m->l2_len) {
-        if (rte_pktmbuf_prepend(m, static_cast<uint16_t>(want_l2 - m->l2_len)) == nullptr) {
-            t.drop(relay_drop::no_route);  // no headroom: cannot happen for received frames
-            return false;
-        }
-    } else if (want_l2 < m->l2_len) {
-        rte_pktmbuf_adj(m, static_cast<uint16_t>(m->l2_len - want_l2));
-    }
-    m->l2_len = want_l2;
-    auto* oeth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
-    std::memcpy(oeth->dst_addr.addr_bytes, dmac, 6);
-    std::memcpy(oeth->src_addr.addr_bytes, e.mac, 6);
-    if (e.vlan != 0) {
-        oeth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
-        auto* vh = reinterpret_cast<rte_vlan_hdr*>(oeth + 1);
-        vh->vlan_tci = rte_cpu_to_be_16(e.vlan);
-        vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-    } else {
-        oeth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+    if (!dataplane::write_l2(m, e.vlan, e.mac, dmac)) {
+        t.drop(relay_drop::no_route);  // no headroom: cannot happen for received frames
+        return false;
     }
 
     // L3/L4 in place; ip and udp pointers still hold (only the L2 part moved).
