@@ -136,7 +136,8 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
     if (!rtcp && (payload[0] >> 6) == 2) {
         const uint16_t seq = static_cast<uint16_t>(payload[2] << 8 | payload[3]);
         const uint32_t ts = uint32_t{payload[4]} << 24 | uint32_t{payload[5]} << 16 | uint32_t{payload[6]} << 8 | payload[7];
-        const double units = static_cast<double>(now_tsc) * (static_cast<double>(st.clock_hz) / static_cast<double>(env.tsc_hz));
+        const auto clock_hz = static_cast<double>(st.clock_hz.load(std::memory_order_relaxed));
+        const double units = static_cast<double>(now_tsc) * (clock_hz / static_cast<double>(env.tsc_hz));
         rtp_account(fs, seq, ts, static_cast<uint32_t>(static_cast<uint64_t>(units)));
     }
 
@@ -146,7 +147,7 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
         t.drop(relay_drop::no_destination);
         return false;
     }
-    const unsigned addr_out = st.addr[os];
+    const unsigned addr_out = st.addr[os].load(std::memory_order_relaxed);
     const media_egress& e = env.egress[addr_out];
     uint8_t dmac[6];
     const uint64_t mw = st.far_mac[os].load(std::memory_order_relaxed);
@@ -174,7 +175,7 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
     // L3/L4 in place; ip and udp pointers still hold (only the L2 part moved).
     const uint32_t new_src = rte_cpu_to_be_32(table.address(addr_out));
     const uint32_t new_dst = rte_cpu_to_be_32(far_ip(dst));
-    const uint16_t new_sport = rte_cpu_to_be_16(static_cast<uint16_t>(st.port[os] + k));
+    const uint16_t new_sport = rte_cpu_to_be_16(static_cast<uint16_t>(st.port[os].load(std::memory_order_relaxed) + k));
     const uint16_t new_dport = rte_cpu_to_be_16(far_port(dst));
     if (e.tx_udp_cksum) {
         ip->src_addr = new_src;
