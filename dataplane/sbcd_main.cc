@@ -52,7 +52,7 @@ bool start_media(const sbc::control::config& cfg, sbc::dataplane::dataplane_runt
     if (!m.enabled) return true;
     sbc::rtp::media_config c;
     c.enabled = true;
-    c.addresses = m.addresses;
+    for (const auto a : m.addresses) c.addresses.push_back(sbc::ip_address::v4(a));
     c.port_min = m.port_min;
     c.port_max = m.port_max;
     c.mode = m.latching == sbc::control::media_latching::strict ? sbc::rtp::latching::strict : sbc::rtp::latching::symmetric;
