@@ -51,7 +51,7 @@ void control_loop::on_dns(uint64_t now)
     for (const auto& lr : dns_.peers_for(cfg_))
         for (const auto& p : lr.current)
             for (uint16_t i = 0; i < interfaces_.size(); ++i) {
-                const uint32_t hop = interfaces_[i].next_hop(p.address);
+                const uint32_t hop = interfaces_[i].next_hop(p.address.v4_host());
                 if (hop == 0) continue;
                 if (!rt_.shared->neighbours.lookup(hop)) {
                     neighbours_.needed(i, hop, now);  // sends only when no request is under way

@@ -331,14 +331,14 @@ stats_report control_loop::report() const
         interface_status s;
         s.name = ii.name;
         s.device = cfg_.interfaces[i].device;
-        s.address = format_ipv4(ii.address) + "/" + std::to_string(prefix_len(ii.netmask));
+        s.address = to_string(ii.ip()) + "/" + std::to_string(prefix_len(ii.netmask));
         s.mac = format_mac(ii.mac);
         s.port_id = ii.port_id;
         s.vlan = ii.vlan;
         rte_eth_link link{};
         s.link_up = rte_eth_link_get_nowait(ii.port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
         if (ii.gateway != 0) {
-            s.gateway = format_ipv4(ii.gateway);
+            s.gateway = to_string(ii.gateway_ip());
             if (auto mac = rt_.shared->neighbours.lookup(ii.gateway)) s.gateway_mac = format_mac(*mac);
         }
         r.interfaces.push_back(std::move(s));
@@ -396,7 +396,7 @@ void control_loop::fill_sip(stats_report& r) const
         peer_report pr;
         pr.name = p.name;
         pr.region = p.region < tables_->regions.size() ? tables_->regions[p.region].name : "";
-        pr.address = format_ipv4(p.address) + ":" + std::to_string(p.port);
+        pr.address = to_string(sbc::endpoint::udp4(p.address, p.port));
         pr.id = p.id;
         const uint32_t word = rt_.shared->peer_health.word[p.id].load(std::memory_order_relaxed);
         const auto& v = passive_.of(p.id);

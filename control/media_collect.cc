@@ -12,7 +12,7 @@ namespace sbc::control {
 
 namespace {
 
-std::string endpoint(uint32_t ip, uint16_t port) { return format_ipv4(ip) + ":" + std::to_string(port); }
+std::string endpoint(uint32_t ip, uint16_t port) { return to_string(sbc::endpoint::udp4(ip, port)); }
 
 media_flow_report flow(const rtp::flow_view& f)
 {

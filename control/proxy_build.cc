@@ -8,9 +8,9 @@
 
 namespace sbc::control {
 
-std::string peer_ids::key(std::string_view region, uint32_t address, uint16_t port)
+std::string peer_ids::key(std::string_view region, const ip_address& address, uint16_t port)
 {
-    return std::string(region) + "/" + format_ipv4(address) + ":" + std::to_string(port);
+    return std::string(region) + "/" + to_string(endpoint{address, port});
 }
 
 bool peer_ids::assign(const std::vector<std::string>& keys, std::vector<uint32_t>& ids, std::string& error)
@@ -119,11 +119,11 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         tr.iface = static_cast<uint16_t>(iface);
         tr.address = interfaces[static_cast<std::size_t>(iface)].address;
         tr.port = tc.port;
-        for (const auto& p : tc.allow) tr.allow.push_back(sip::ipv4_net{p.addr & mask_of(p.len), mask_of(p.len)});
+        for (const auto& p : tc.allow) tr.allow.push_back(sip::ipv4_net{p.addr.v4_host() & mask_of(p.len), mask_of(p.len)});
         // Two interfaces may carry one address (VLANs); find_trunk must still be unambiguous.
         if (const int other = t->find_trunk(tr.address, tr.port); other >= 0) {
-            error = where(cfg, tc.line) + "trunk " + tc.name + ": " + format_ipv4(tr.address) + ":" +
-                    std::to_string(tr.port) + " is already trunk " + t->trunks[static_cast<std::size_t>(other)].name +
+            error = where(cfg, tc.line) + "trunk " + tc.name + ": " + to_string(endpoint::udp4(tr.address, tr.port)) +
+                    " is already trunk " + t->trunks[static_cast<std::size_t>(other)].name +
                     "'s address and port; give it another port";
             return nullptr;
         }
@@ -157,13 +157,13 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         for (std::size_t k : order) {
             const peer_config& pc = k < peers.size() ? peers[k] : dns.retired[k - peers.size()];
             sip::peer p;
-            p.address = pc.address;
+            p.address = pc.address.v4_host();
             p.port = pc.port;
             p.name = pc.name.empty() ? peer_ids::key(rc.name, pc.address, pc.port) : pc.name;
             p.priority = pc.priority;
             p.weight = pc.weight;
             p.region = static_cast<uint16_t>(ri);
-            p.trunk = t->trunks.empty() ? 0 : trunk_for(*t, interfaces, region_trunk, pc.address);
+            p.trunk = t->trunks.empty() ? 0 : trunk_for(*t, interfaces, region_trunk, pc.address.v4_host());
             keys.push_back(peer_ids::key(rc.name, pc.address, pc.port));
             if (reg.peers.size() < selectable) reg.peers.push_back(static_cast<uint32_t>(t->peers.size()));
             t->peers.push_back(std::move(p));
@@ -180,14 +180,14 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         sip::peer_group g;
         g.name = gc.name;
         for (const auto& rn : gc.regions) g.regions.push_back(static_cast<uint16_t>(index_by_name(cfg.regions, rn)));
-        g.sel = static_cast<sip::selector>(gc.selector);
+        g.sel = gc.selector;
         t->groups.push_back(std::move(g));
     }
 
     for (const auto& rc : cfg.routes) {
         sip::route r;
         r.name = rc.name;
-        r.field = static_cast<sip::match_field>(rc.field);
+        r.field = rc.field;
         if (rc.has_match) r.pattern = rc.pattern;  // empty: the default route, never compiled
         r.peer_group = static_cast<uint16_t>(index_by_name(cfg.peer_groups, rc.peer_group));
         t->routes.push_back(std::move(r));
@@ -212,8 +212,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
     }
 
     t->retry = make_retry_policy(cfg.retry);
-    t->lim.transactions_per_worker = cfg.limits.transactions_per_worker;
-    t->lim.dialogs_per_worker = cfg.limits.dialogs_per_worker;
+    // [limits] size each worker's proxy at start (port_options); nothing reads them here.
     t->self.healthy_code = static_cast<uint16_t>(cfg.self.healthy_code);
     t->self.unavailable_code = static_cast<uint16_t>(cfg.self.draining_code);
 
