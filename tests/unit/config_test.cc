@@ -565,6 +565,145 @@ INSTANTIATE_TEST_SUITE_P(
         return n;
     });
 
+// --- What the dataplane's tables cannot hold: refused, never dropped ---
+
+// `n` interfaces of 5 lines each (interface i starts at line 5i+1), `per_device` on each
+// device with VLANs 0, 1, ...
+std::string interfaces(std::size_t n, std::size_t per_device)
+{
+    std::string t;
+    for (std::size_t i = 0; i < n; ++i)
+        t += "[[interface]]\nname = \"if" + std::to_string(i) + "\"\ndevice = \"net_null" +
+             std::to_string(i / per_device) + "\"\naddress = \"198.18." + std::to_string(i) + ".1/24\"\nvlan = " +
+             std::to_string(i % per_device) + "\n";
+    return t;
+}
+
+// trunk_base with `n` trunks (trunk i starts at line 5i+5) on ports 5060, 5061, ...
+std::string trunks(std::size_t n)
+{
+    std::string t = "[[interface]]\nname = \"core\"\ndevice = \"net_null0\"\naddress = \"198.18.0.1/24\"\n";
+    for (std::size_t i = 0; i < n; ++i)
+        t += "[[trunk]]\nname = \"t" + std::to_string(i) + "\"\ninterface = \"core\"\nport = " +
+             std::to_string(5060 + i) + "\nallow = [\"198.18.0.2\"]\n";
+    return t;
+}
+
+// trunk_base and one region whose `n` peers are one a line, peer k at line 12+k.
+std::string static_peers(std::size_t n)
+{
+    std::string t = trunk_base + "[[region]]\nname = \"r1\"\npeers = [\n";
+    for (std::size_t k = 0; k < n; ++k)
+        t += std::string(k == 0 ? "" : ",") + "{ address = \"198.18.0.11:" + std::to_string(1024 + k) + "\" }\n";
+    return t + "]\n";
+}
+
+// trunk_base and `n` srv regions of 3 lines each, region i at line 9+3i.
+std::string regions(std::size_t n)
+{
+    std::string t = trunk_base;
+    for (std::size_t i = 0; i < n; ++i)
+        t += "[[region]]\nname = \"r" + std::to_string(i) + "\"\nsrv = \"_sip._udp.x\"\n";
+    return t;
+}
+
+// group_base and `n` more peer groups of 3 lines each, group i (counting g1 as 0) at line 12+3i.
+std::string peer_groups(std::size_t n)
+{
+    std::string t = group_base;
+    for (std::size_t i = 1; i < n; ++i) t += "[[peer_group]]\nname = \"g" + std::to_string(i + 1) + "\"\nregions = [\"r1\"]\n";
+    return t;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    limit_mistakes, config_bad,
+    ::testing::Values(
+        bad_case{"a fifth VLAN on one device", interfaces(5, 5), 23, "interface[4].device",
+                 "at most 4 interfaces (VLANs) on one device; interface[0], interface[1], interface[2], interface[3] "
+                 "already use \"net_null0\""},
+        bad_case{"33 interfaces", interfaces(33, 4), 161, "interface[32]",
+                 "expected at most 32 [[interface]] tables (the dataplane's interface table), got 33"},
+        bad_case{"257 trunks", trunks(257), 1285, "trunk[256]",
+                 "expected at most 256 [[trunk]] tables (each is counted on its own), got 257"},
+        bad_case{"4097 static peers", static_peers(4097), 4108, "region[0].peers[4096]",
+                 "expected at most 4096 peers in the whole file (the peer health table)"},
+        bad_case{"65536 regions", regions(65536), 9 + 3 * 65535, "region[65535]",
+                 "expected at most 65535 [[region]] tables, got 65536"},
+        bad_case{"65536 peer groups", peer_groups(65536), 12 + 3 * 65535, "peer_group[65535]",
+                 "expected at most 65535 [[peer_group]] tables, got 65536"}),
+    [](const ::testing::TestParamInfo<bad_case>& info) {
+        std::string n = info.param.description;
+        for (char& ch : n)
+            if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+        return n;
+    });
+
+TEST(config, accepts_as_many_of_each_as_the_tables_hold)
+{
+    for (const std::string& text : {interfaces(32, 4), interfaces(4, 4), trunks(256), static_peers(4096)}) {
+        auto r = parse_config(text, "full.toml");
+        EXPECT_TRUE(r.cfg) << r.errors[0].to_string();
+    }
+}
+
+TEST(config, refuses_a_33rd_device_besides_the_33rd_interface)
+{
+    // Every device needs an interface, so today the device limit is met only together with the
+    // interface limit; both are named.
+    auto r = parse_config(interfaces(33, 1), "ports.toml");
+    EXPECT_FALSE(r.cfg);
+    ASSERT_EQ(r.errors.size(), 2u);
+    EXPECT_EQ(r.errors[0].to_string(),
+              "ports.toml:161: interface[32]: expected at most 32 [[interface]] tables (the dataplane's interface "
+              "table), got 33");
+    EXPECT_EQ(r.errors[1].to_string(),
+              "ports.toml:163: interface[32].device: expected at most 32 distinct devices (DPDK ports); "
+              "\"net_null32\" is one more");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ipv6_mistakes, config_bad,
+    ::testing::Values(
+        bad_case{"IPv6 interface address", with_interface("", "address = \"2001:db8::1/64\"\n"), 4,
+                 "interface[0].address", "IPv6 is not supported yet (only IPv4 runs in the dataplane), got \"2001:db8::1/64\""},
+        bad_case{"IPv6 gateway", with_interface("", good_address + "gateway = \"2001:db8::fe\"\n"), 5,
+                 "interface[0].gateway", "IPv6 is not supported yet"},
+        bad_case{"IPv6 trunk prefix", with_trunk("allow = [\"198.18.0.2\", \"2001:db8::/32\"]\n"), 8,
+                 "trunk[0].allow[1]", "IPv6 is not supported yet"},
+        bad_case{"IPv6 peer", with_region("peers = [ { address = \"[2001:db8::11]:5060\" } ]\n"), 11,
+                 "region[0].peers[0].address", "IPv6 is not supported yet"},
+        bad_case{"bare IPv6 peer", with_region("peers = [ { address = \"2001:db8::11\" } ]\n"), 11,
+                 "region[0].peers[0].address", "IPv6 is not supported yet"},
+        bad_case{"IPv6 media address", with_interface("[media]\naddress = \"::1\"\n", good_address), 2,
+                 "media.address", "IPv6 is not supported yet"},
+        bad_case{"IPv6 DNS server", with_interface("[dns]\nservers = [\"2001:db8::53\"]\n", good_address), 2,
+                 "dns.servers[0]", "IPv6 is not supported yet"}),
+    [](const ::testing::TestParamInfo<bad_case>& info) {
+        std::string n = info.param.description;
+        for (char& ch : n)
+            if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+        return n;
+    });
+
+TEST(config, keeps_its_host_bits_suggestion_for_a_trunk_prefix)
+{
+    auto r = parse_config(with_trunk("allow = [\"198.18.0.7/24\"]\n"), "bits.toml");
+    ASSERT_EQ(r.errors.size(), 1u);
+    EXPECT_EQ(r.errors[0].to_string(),
+              "bits.toml:8: trunk[0].allow[0]: expected an address \"A.B.C.D\" or a prefix \"A.B.C.D/N\" with N 0..32, "
+              "got \"198.18.0.7/24\"; it has host bits set: did you mean \"198.18.0.0/24\"?");
+}
+
+TEST(config, defaults_the_table_sizes_to_the_ones_the_dataplane_uses)
+{
+    auto r = parse_config(with_interface("", good_address), "d.toml");
+    ASSERT_TRUE(r.cfg);
+    EXPECT_EQ(r.cfg->limits.transactions_per_worker, 262144u);
+    EXPECT_EQ(r.cfg->limits.dialogs_per_worker, 131072u);
+    EXPECT_EQ(r.cfg->limits.transactions_per_worker, sbc::default_transactions_per_worker);
+    EXPECT_EQ(r.cfg->media.sessions_per_worker, sbc::default_media_sessions_per_worker);
+}
+
 TEST(config, reports_every_mistake_in_file_order_not_just_the_first)
 {
     auto r = parse_config(with_interface("[node]\nworkers = 0\nbogus = 1\n",
