@@ -19,10 +19,12 @@
 #include <memory>
 #include <vector>
 
+#include "common/limits.h"
+
 namespace sbc::rtp {
 
-constexpr unsigned max_media_addresses = 64;
-constexpr unsigned max_workers = 64;
+using sbc::max_media_addresses;
+using sbc::max_workers;
 
 /// Which leg of a call: A is the caller's side (upstream), B the callee's (downstream).
 enum class leg : uint8_t { a = 0, b = 1 };

@@ -2,6 +2,7 @@
 // Call-ID hash, the SDP rewrite the proxy calls, teardown, and the inactivity check. Worker
 // only, except construction (control core at start) and the views (control core, atomics
 // only).
+#include "common/counter.h"
 #include "rtp/media.h"
 
 #include <algorithm>
@@ -154,7 +155,7 @@ media_sessions::~media_sessions() = default;
 void media_sessions::count(media_counter c, uint64_t n) noexcept
 {
     auto& a = counters_[static_cast<std::size_t>(c)];
-    a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    sw_add(a, n);
 }
 
 uint32_t media_sessions::create(uint64_t call, uint64_t now_ms) noexcept
@@ -208,7 +209,7 @@ bool media_sessions::ensure_stream(uint32_t slot, unsigned m) noexcept
         const uint8_t n = s.n_streams.load(std::memory_order_relaxed);
         s.streams[n].store(id, std::memory_order_relaxed);
         s.n_streams.store(static_cast<uint8_t>(n + 1), std::memory_order_release);
-        streams_active_.store(streams_active_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        sw_bump(streams_active_);
     }
     return true;
 }

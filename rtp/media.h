@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/limits.h"
 #include "common/address.h"
 #include "common/slot_table.h"
 #include "rtp/flow_table.h"
@@ -43,7 +44,7 @@ struct media_config {
     latching mode = latching::symmetric;
     uint32_t inactivity_timeout_s = default_inactivity_timeout_s;  ///< 0: never
     uint32_t quarantine_ms = default_quarantine_ms;  ///< a freed port is reused after this
-    uint32_t sessions_per_worker = 65536;            ///< calls with media per worker
+    uint32_t sessions_per_worker = sbc::default_media_sessions_per_worker;            ///< calls with media per worker
 };
 
 /// One worker's media ports: even/odd pairs from its slice of the range, on every media

@@ -1,6 +1,7 @@
 // The RTP/RTCP relay stage (see relay.h): lookup by direct index, latching, RFC 3550
 // accounting, and the in-place rewrite of Ethernet, IPv4 and UDP towards the other leg.
 // Any worker, RCU read side; no heap, locks, system calls or logging; tallies per burst.
+#include "common/counter.h"
 #include "rtp/relay.h"
 
 #include <cstring>
@@ -110,7 +111,7 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
     if ((flags & stream_flag::strict) != 0 || env.strict) {
         if (!from_far) {
             t.drop(relay_drop::source_mismatch);
-            fs.dropped.store(fs.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+            sw_bump(fs.dropped);
             return false;
         }
         if ((far & far_flag::latched) == 0) {
@@ -125,13 +126,13 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
         ++t.latched;
     } else if (!from_far) {
         t.drop(relay_drop::source_mismatch);
-        fs.dropped.store(fs.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        sw_bump(fs.dropped);
         return false;
     }
 
     // Counters of the flow arriving here (this worker is its only writer).
-    fs.packets.store(fs.packets.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    fs.bytes.store(fs.bytes.load(std::memory_order_relaxed) + len, std::memory_order_relaxed);
+    sw_bump(fs.packets);
+    sw_add(fs.bytes, uint64_t{len});
     fs.last_ms.store(now_ms, std::memory_order_relaxed);
     if (!rtcp && (payload[0] >> 6) == 2) {
         const uint16_t seq = static_cast<uint16_t>(payload[2] << 8 | payload[3]);

@@ -22,11 +22,6 @@ std::string_view user_of(std::string_view raw, span uri_text)
     return u.user.in(raw);
 }
 
-void bump64(std::atomic<uint64_t>& a)
-{
-    a.store(a.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
-
 }  // namespace
 
 int proxy::route_group(const proxy_tables& t, const sip_input& a, bool count, outbox& out) noexcept
@@ -42,7 +37,7 @@ int proxy::route_group(const proxy_tables& t, const sip_input& a, bool count, ou
     }
     if (route < 0) route = t.default_route;
     if (count)
-        bump64(stats_->invites_by_route[route >= 0 && static_cast<std::size_t>(route) < proxy_stats::max_counted
+        sw_bump(stats_->invites_by_route[route >= 0 && static_cast<std::size_t>(route) < proxy_stats::max_counted
                                             ? static_cast<std::size_t>(route)
                                             : proxy_stats::max_counted]);
     if (route < 0 || static_cast<std::size_t>(route) >= t.routes.size() ||
@@ -106,7 +101,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
         return;
     }
     stats_->add(proxy_counter::invites);
-    if (a.trunk < proxy_stats::max_counted) bump64(stats_->invites_by_trunk[a.trunk]);
+    if (a.trunk < proxy_stats::max_counted) sw_bump(stats_->invites_by_trunk[a.trunk]);
     if (h.draining()) {
         // Draining for a rolling update: existing calls go on, new ones go elsewhere.
         stats_->add(proxy_counter::refused_draining);

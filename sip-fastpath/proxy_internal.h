@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/counter.h"
 #include "sip-fastpath/proxy.h"
 
 namespace sbc::sip {
@@ -36,7 +37,7 @@ inline endpoint leg_local(const endpoint& local, const endpoint& remote) noexcep
 /// Single-writer add to a gauge other threads read (relaxed: each value stands alone).
 inline void bump(std::atomic<uint32_t>& a, int d) noexcept
 {
-    a.store(static_cast<uint32_t>(static_cast<int>(a.load(std::memory_order_relaxed)) + d), std::memory_order_relaxed);
+    sw_move(a, d);
 }
 
 enum class setup_state : uint8_t {

@@ -96,9 +96,9 @@ std::vector<dataplane::interface_info> interfaces_of(const config& cfg)
     for (const auto& ic : cfg.interfaces) {
         dataplane::interface_info ii;
         ii.name = ic.name;
-        ii.address = ic.address.addr;
-        ii.netmask = ~uint32_t{0} << (32 - ic.address.len);
-        ii.gateway = ic.gateway.value_or(0);
+        ii.address = ic.address.addr.v4_host();
+        ii.netmask = dataplane::netmask_of(ic.address.len);
+        ii.gateway = ic.gateway ? ic.gateway->v4_host() : 0;
         out.push_back(ii);
     }
     return out;
@@ -112,7 +112,7 @@ std::shared_ptr<const sip::proxy_tables> built(const config& cfg, peer_ids& ids,
     return t;
 }
 
-uint32_t ip(const char* s) { return *parse_ipv4(s); }
+uint32_t ip(const char* s) { return sbc::parse_ipv4(s)->v4_host(); }
 
 TEST(proxy_build, trunks_take_their_interface_index_address_port_and_masked_prefixes)
 {
@@ -218,7 +218,7 @@ TEST(proxy_build, without_patterns_there_is_no_matcher)
     EXPECT_EQ(t->default_route, 0);
 }
 
-TEST(proxy_build, retry_codes_become_a_bitset_and_timers_and_limits_are_copied)
+TEST(proxy_build, retry_codes_become_a_bitset_and_timers_are_copied)
 {
     peer_ids ids;
     auto t = built(parsed(base_config), ids);
@@ -230,8 +230,6 @@ TEST(proxy_build, retry_codes_become_a_bitset_and_timers_and_limits_are_copied)
     EXPECT_TRUE(t->retry.after_provisional);
     EXPECT_EQ(t->retry.max_attempts, 5);
     EXPECT_EQ(t->retry.retry_after_s, 12u);
-    EXPECT_EQ(t->lim.transactions_per_worker, 2048u);
-    EXPECT_EQ(t->lim.dialogs_per_worker, 1024u);
 
     auto defaults = make_retry_policy(retry_config{});
     EXPECT_EQ(defaults.codes.count(), 3u);
@@ -248,7 +246,7 @@ TEST(proxy_build, every_peer_gets_a_distinct_id_below_max_peers)
     for (const auto& p : t->peers) {
         EXPECT_LT(p.id, sip::max_peers);
         EXPECT_TRUE(seen.insert(p.id).second) << p.name;
-        EXPECT_EQ(ids.find(peer_ids::key(t->regions[p.region].name, p.address, p.port)), p.id);
+        EXPECT_EQ(ids.find(peer_ids::key(t->regions[p.region].name, ip_address::v4(p.address), p.port)), p.id);
     }
     EXPECT_EQ(ids.size(), 5u);
     EXPECT_EQ(ids.added().size(), 5u);
@@ -334,8 +332,8 @@ TEST(proxy_build, an_srv_region_has_no_peers_until_dns_answers_then_the_learned_
     EXPECT_TRUE(before->regions[2].peers.empty());
 
     std::vector<learned_region> learned(3);
-    learned[2].current = {peer_config{"", 0xC6120315, 5060, 20, 100, 0},   // 198.18.3.21
-                          peer_config{"", 0xC6120316, 5062, 10, 5, 0}};    // 198.18.3.22:5062
+    learned[2].current = {peer_config{"", ip_address::v4(0xC6120315), 5060, 20, 100, 0},   // 198.18.3.21
+                          peer_config{"", ip_address::v4(0xC6120316), 5062, 10, 5, 0}};    // 198.18.3.22:5062
     auto after = build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error, &learned);
     ASSERT_TRUE(after) << error;
     const auto& r3 = after->regions[2];
@@ -354,7 +352,8 @@ TEST(proxy_build, a_peer_gone_from_dns_with_calls_up_stays_known_out_of_rotation
     std::string error;
     auto cfg = parsed(text);
     std::vector<learned_region> learned(3);
-    learned[2].current = {peer_config{"", 0xC6120315, 5060, 10, 100, 0}, peer_config{"", 0xC6120316, 5060, 10, 100, 0}};
+    learned[2].current = {peer_config{"", ip_address::v4(0xC6120315), 5060, 10, 100, 0},
+                          peer_config{"", ip_address::v4(0xC6120316), 5060, 10, 100, 0}};
     ASSERT_TRUE(build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error, &learned)) << error;
     const uint32_t gone_id = *ids.find("region3/198.18.3.22:5060");
 
