@@ -184,6 +184,7 @@ public:
     void set_media(media_hook* m);
 
     struct setup;
+    struct setup_table;
     struct dialog_table;
     struct media_dialog;
 
@@ -234,12 +235,10 @@ private:
 
     uint8_t worker_;
     uint32_t n_setups_;
-    std::unique_ptr<setup[]> setups_;
+    /// Setups by upstream key (LIFO free list: hot slots reused); slot_table<setup>, held by
+    /// pointer so that this header needs not know setup.
+    std::unique_ptr<setup_table> setups_;
     std::unique_ptr<char[]> buffers_;   ///< one max_out_size buffer per setup
-    std::unique_ptr<uint32_t[]> free_;  ///< LIFO free list of setup slots (hot slots reused)
-    uint32_t n_free_;
-    std::unique_ptr<uint32_t[]> index_;  ///< open addressing: upstream key -> setup slot
-    uint32_t index_mask_;
     std::unique_ptr<dialog_table> dialogs_;
     timer_wheel timers_;
     select_state select_;
