@@ -12,10 +12,11 @@ namespace sbc {
 
 namespace {
 
-/// Decimal 0..999 of 1..3 digits, no sign, no leading '+'.
+/// Decimal 0..999 of 1..3 digits, no sign, no leading '+', no leading zero ("010" is 8 to
+/// inet_aton, 10 to others: ambiguous, so refused).
 std::optional<unsigned> parse_octet(std::string_view s) noexcept
 {
-    if (s.empty() || s.size() > 3) return std::nullopt;
+    if (s.empty() || s.size() > 3 || (s.size() > 1 && s[0] == '0')) return std::nullopt;
     unsigned v = 0;
     for (char c : s) {
         if (c < '0' || c > '9') return std::nullopt;

@@ -164,7 +164,8 @@ std::size_t format_endpoint(const endpoint& e, std::span<char> out) noexcept;
 
 /// Parses a dotted quad or an IPv6 literal (without brackets); nullopt when it is neither.
 [[nodiscard]] std::optional<ip_address> parse_address(std::string_view s) noexcept;
-/// Parses a dotted quad only.
+/// Parses a dotted quad only; each part 0..255 without a leading zero ("01.2.3.4" is refused:
+/// inet_aton would read it as octal).
 [[nodiscard]] std::optional<ip_address> parse_ipv4(std::string_view s) noexcept;
 /// Parses "addr/len" (len 1..32 for IPv4, 1..128 for IPv6), the address as written (host bits
 /// kept, so that a config can say which were set); nullopt when it is not one.

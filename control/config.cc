@@ -23,7 +23,7 @@ void read_node(loader& l, const toml::table& t, node_config& n)
     if (auto v = r.get_string("name", n.name); v && !is_plain_name(n.name))
         l.error(line_of(*v), r.key("name"),
                 "expected 1 to 64 letters, digits, '-', '_' or '.', got " + quoted(n.name));
-    r.get_uint("workers", n.workers, 1, max_workers, "worker lcores");
+    r.get_uint("workers", n.workers, 1, sbc::max_workers, "worker lcores");
     if (auto v = r.get_string("control_socket", n.control_socket)) {
         if (n.control_socket.empty() || n.control_socket[0] != '/')
             l.error(line_of(*v), r.key("control_socket"),
@@ -94,8 +94,10 @@ void read_interface(loader& l, const toml::table& t, const std::string& prefix, 
     bool address_ok = false;
     if (auto v = r.get_string("address", text)) {
         auto p = parse_prefix(text);
-        const ipv4_addr host = p ? p->addr & ~prefix_mask(p->len) : 0;
-        if (!p) {
+        const uint32_t host = p ? p->addr.v4_host() & ~prefix_mask(p->len) : 0;
+        if (is_ipv6_text(text)) {
+            l.error(line_of(*v), r.key("address"), ipv6_refused(text));
+        } else if (!p) {
             l.error(line_of(*v), r.key("address"),
                     "expected an IPv4 address with prefix length 1..32 like \"198.18.0.1/24\", got " + quoted(text));
         } else if (p->len <= 30 && (host == 0 || host == ~prefix_mask(p->len))) {
@@ -109,13 +111,14 @@ void read_interface(loader& l, const toml::table& t, const std::string& prefix, 
 
     if (auto v = r.get_string("gateway", text)) {
         auto g = parse_ipv4(text);
-        const ipv4_addr mask = prefix_mask(ic.address.len);
-        const std::string subnet = format_ipv4(ic.address.addr & mask) + "/" + std::to_string(ic.address.len);
-        if (!g)
+        if (is_ipv6_text(text))
+            l.error(line_of(*v), r.key("gateway"), ipv6_refused(text));
+        else if (!g)
             l.error(line_of(*v), r.key("gateway"), "expected an IPv4 address like \"198.18.0.254\", got " + quoted(text));
-        else if (address_ok && (*g & mask) != (ic.address.addr & mask))
+        else if (address_ok && !ic.address.contains(*g))
             l.error(line_of(*v), r.key("gateway"),
-                    "expected an address inside the interface's subnet " + subnet + ", got " + quoted(text));
+                    "expected an address inside the interface's subnet " + to_string(ic.address.canonical()) +
+                        ", got " + quoted(text));
         else if (address_ok && *g == ic.address.addr)
             l.error(line_of(*v), r.key("gateway"), "expected another host than the interface's own address " + quoted(text));
         else
@@ -156,11 +159,36 @@ void read_interfaces(loader& l, const toml::node* n, std::vector<interface_confi
     }
     std::map<std::string, std::size_t> by_name;
     std::map<std::pair<std::string, uint16_t>, std::size_t> by_device_vlan;
+    std::map<std::string, std::vector<std::size_t>> by_device;  // interfaces on each device (port), in file order
     for (std::size_t i = 0; i < arr->size(); ++i) {
         const std::string prefix = "interface[" + std::to_string(i) + "]";
         interface_config ic;
         read_interface(l, *arr->get(i)->as_table(), prefix, ic);
         const toml::table& t = *arr->get(i)->as_table();
+        // What the snapshot's tables hold (dataplane/snapshot.h): reported once, at the first
+        // entry that does not fit.
+        if (i == max_interfaces)
+            l.error(ic.line, prefix,
+                    "expected " + at_most(max_interfaces, "[[interface]] tables (the dataplane's interface table)") +
+                        ", got " + std::to_string(arr->size()));
+        if (!ic.device.empty()) {
+            auto& on_device = by_device[ic.device];
+            const toml::node* dn = t.get("device");
+            const int device_line = dn ? line_of(*dn) : ic.line;
+            if (on_device.empty() && by_device.size() == std::size_t{max_ports} + 1)
+                l.error(device_line, prefix + ".device",
+                        "expected " + at_most(max_ports, "distinct devices (DPDK ports)") + "; " + quoted(ic.device) +
+                            " is one more");
+            if (on_device.size() >= max_interfaces_per_port) {
+                std::string users;
+                for (std::size_t n = 0; n < max_interfaces_per_port; ++n)
+                    users += (n == 0 ? "interface[" : ", interface[") + std::to_string(on_device[n]) + "]";
+                l.error(device_line, prefix + ".device",
+                        "expected " + at_most(max_interfaces_per_port, "interfaces (VLANs) on one device") + "; " +
+                            users + " already use " + quoted(ic.device));
+            }
+            on_device.push_back(i);
+        }
         if (!ic.name.empty()) {
             auto [it, fresh] = by_name.emplace(ic.name, i);
             if (!fresh) {
@@ -254,38 +282,6 @@ load_result load_config(const std::string& path)
         return r;
     }
     return parse_config(text.str(), path);
-}
-
-std::string format_ipv4(ipv4_addr a)
-{
-    return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 0xff) + "." + std::to_string((a >> 8) & 0xff) +
-           "." + std::to_string(a & 0xff);
-}
-
-std::optional<ipv4_addr> parse_ipv4(std::string_view s)
-{
-    ipv4_addr a = 0;
-    for (int i = 0; i < 4; ++i) {
-        auto dot = s.find('.');
-        if ((i < 3) != (dot != std::string_view::npos)) return std::nullopt;
-        auto part = parse_decimal(s.substr(0, dot), 3);
-        if (!part || *part > 255) return std::nullopt;
-        a = (a << 8) | *part;
-        s = i < 3 ? s.substr(dot + 1) : std::string_view{};
-    }
-    return a;
-}
-
-std::string format_prefix(const ipv4_prefix& p) { return format_ipv4(p.addr) + "/" + std::to_string(p.len); }
-
-std::optional<ipv4_prefix> parse_prefix(std::string_view s)
-{
-    auto slash = s.find('/');
-    if (slash == std::string_view::npos) return std::nullopt;
-    auto a = parse_ipv4(s.substr(0, slash));
-    auto len = parse_decimal(s.substr(slash + 1), 2);
-    if (!a || !len || *len < 1 || *len > 32) return std::nullopt;
-    return ipv4_prefix{*a, static_cast<uint8_t>(*len)};
 }
 
 std::optional<host_port> parse_host_port(std::string_view s)

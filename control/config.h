@@ -1,5 +1,11 @@
 // The operator's config file (sbc.toml) as plain structs with named defaults, and its loader.
 // Control core only (and sbcctl/tests): allocates, never called by a worker.
+//
+// The structs speak the runtime's vocabulary: addresses are sbc::ip_address (common/address.h),
+// choices are the enums the proxy and the relay run with (sip::selector, sip::match_field,
+// rtp::latching), and table sizes and their defaults come from common/limits.h, so that what
+// the file says reaches the dataplane without a translation. Only IPv4 runs today: the loader
+// refuses IPv6 addresses (docs/config.md), so every address here is IPv4.
 #pragma once
 
 #include <cstdint>
@@ -8,30 +14,26 @@
 #include <string_view>
 #include <vector>
 
+#include "common/address.h"
+#include "common/limits.h"
+#include "rtp/media.h"
+#include "sip-fastpath/proxy_tables.h"
+
 namespace sbc::control {
-
-/// IPv4 address in host byte order.
-using ipv4_addr = uint32_t;
-
-struct ipv4_prefix {
-    ipv4_addr addr = 0;
-    uint8_t len = 0;
-};
 
 /// One `[[interface]]`: a DPDK port (or a VLAN on one) with an address.
 struct interface_config {
     std::string name;
     std::string device;                ///< PCI address ("0000:3b:00.0") or vdev string ("net_af_packet0,iface=x")
-    ipv4_prefix address;               ///< own address and prefix length
-    std::optional<ipv4_addr> gateway;  ///< default gateway; none: only on-link destinations
+    ip_prefix address;                 ///< own address and prefix length, host bits kept (IPv4)
+    std::optional<ip_address> gateway; ///< default gateway; none: only on-link destinations
     uint16_t vlan = 0;                 ///< 802.1Q VLAN id, 0 = untagged
-    uint16_t media_port_min = 20000;
-    uint16_t media_port_max = 59999;
+    uint16_t media_port_min = rtp::default_port_min;
+    uint16_t media_port_max = rtp::default_port_max;
     int line = 0;                      ///< line of the table in the file, for later messages
 };
 
-constexpr unsigned default_workers = 1;
-constexpr unsigned max_workers = 64;
+constexpr unsigned default_workers = 1;  ///< at most sbc::max_workers (common/limits.h)
 constexpr const char* default_control_socket = "/run/sbc/sbcd.sock";
 constexpr const char* default_management_http = "127.0.0.1:9090";
 constexpr unsigned default_memory_mb = 1024;
@@ -69,7 +71,7 @@ struct trunk_config {
     std::string name;
     std::string interface;             ///< name of an [[interface]]
     uint16_t port = 5060;              ///< local UDP port; unique per interface
-    std::vector<ipv4_prefix> allow;    ///< at least one; a plain address is a /32; "0.0.0.0/0" allows anyone
+    std::vector<ip_prefix> allow;      ///< at least one, canonical; a plain address is a /32; "0.0.0.0/0" allows anyone
     int line = 0;
 };
 
@@ -79,7 +81,7 @@ constexpr uint16_t default_peer_weight = 100;
 /// One entry of a region's static `peers` list.
 struct peer_config {
     std::string name;                  ///< configured name; "" means "<region>/<a.b.c.d:port>"
-    ipv4_addr address = 0;
+    ip_address address;                ///< IPv4
     uint16_t port = 5060;
     uint16_t priority = default_peer_priority;  ///< RFC 2782: lower first
     uint16_t weight = default_peer_weight;      ///< RFC 2782: share within a priority
@@ -98,23 +100,19 @@ struct region_config {
     int line = 0;
 };
 
-enum class peer_selector : uint8_t { srv, round_robin, least_calls, hash_call_id };
-
 /// One `[[peer_group]]`: ordered regions (local first) and how a peer is chosen in a region.
 struct peer_group_config {
     std::string name;
     std::vector<std::string> regions;  ///< names of [[region]]s, at least one, no repeats
-    peer_selector selector = peer_selector::srv;
+    sip::selector selector = sip::selector::srv;
     int line = 0;
 };
-
-enum class route_field : uint8_t { ruri_user, from_user, to_user, trunk };
 
 /// One `[[route]]`. Routes are tried in file order; the one without `match` is the default.
 struct route_config {
     std::string name;
     bool has_match = false;            ///< false: the default route (taken when no other matches)
-    route_field field = route_field::ruri_user;
+    sip::match_field field = sip::match_field::ruri_user;
     std::string pattern;               ///< Hyperscan expression (compiled when sbcd builds its tables)
     std::string peer_group;            ///< name of a [[peer_group]]
     int line = 0;
@@ -129,9 +127,10 @@ struct retry_config {
     unsigned retry_after_s = 30;       ///< Retry-After of the 503 sent when every peer failed, 0..86400
 };
 
+/// `[limits]`: the sizes of each worker's SIP tables, allocated at start.
 struct limits_config {
-    unsigned transactions_per_worker = 262144;  ///< 1024..4194304
-    unsigned dialogs_per_worker = 131072;       ///< 1024..4194304
+    unsigned transactions_per_worker = default_transactions_per_worker;  ///< 1024..4194304
+    unsigned dialogs_per_worker = default_dialogs_per_worker;            ///< 1024..4194304
 };
 
 struct health_config {
@@ -163,18 +162,16 @@ struct dns_config {
     bool serve_stale = true;           ///< keep the last good answer while refreshes fail, past its TTL too
 };
 
-enum class media_latching : uint8_t { symmetric, strict };
-
 /// `[media]`: media anchoring (control/config_media.cc). Absent: SDP passes unchanged.
 struct media_config_section {
     bool enabled = false;                  ///< the section is present
-    std::vector<ipv4_addr> addresses;      ///< `address` or `addresses`: each an interface's address
-    uint16_t port_min = 20000;             ///< even, 1024..65534
-    uint16_t port_max = 59999;             ///< above port_min
-    media_latching latching = media_latching::symmetric;
-    unsigned inactivity_timeout_s = 60;    ///< 0..86400; 0: calls are never ended for silence
-    unsigned quarantine_ms = 5000;         ///< 1000..600000: a freed port waits this long (beyond any RCU grace period)
-    unsigned sessions_per_worker = 65536;  ///< calls with media per worker, 16..4194304
+    std::vector<ip_address> addresses;     ///< `address` or `addresses`: each an interface's address
+    uint16_t port_min = rtp::default_port_min;  ///< even, 1024..65534
+    uint16_t port_max = rtp::default_port_max;  ///< above port_min
+    rtp::latching latching = rtp::latching::symmetric;
+    unsigned inactivity_timeout_s = rtp::default_inactivity_timeout_s;  ///< 0..86400; 0: calls are never ended for silence
+    unsigned quarantine_ms = rtp::default_quarantine_ms;  ///< 1000..600000: a freed port waits this long (beyond any RCU grace period)
+    unsigned sessions_per_worker = default_media_sessions_per_worker;  ///< calls with media per worker, 16..4194304
     int line = 0;
 };
 
@@ -220,16 +217,6 @@ load_result parse_config(std::string_view text, std::string_view path);
 
 /// Reads and validates the file at `path`. An unreadable file is one error with line 0.
 load_result load_config(const std::string& path);
-
-/// Formats an address in dotted quad.
-std::string format_ipv4(ipv4_addr a);
-/// Parses a dotted quad; nullopt when it is not one.
-std::optional<ipv4_addr> parse_ipv4(std::string_view s);
-
-/// Formats a prefix as "a.b.c.d/n".
-std::string format_prefix(const ipv4_prefix& p);
-/// Parses "a.b.c.d/n" with n in 1..32; nullopt when it is not one.
-std::optional<ipv4_prefix> parse_prefix(std::string_view s);
 
 /// A "host:port" split into its parts ("[v6]:port" keeps the brackets off the host).
 struct host_port {

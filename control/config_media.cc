@@ -14,6 +14,10 @@ void read_media(loader& l, const toml::table& t, const config& c, media_config_s
     m.line = r.line();
     auto check_address = [&](const toml::node& n, const std::string& key, const std::string& text) {
         const auto ip = parse_ipv4(text);
+        if (is_ipv6_text(text)) {
+            l.error(line_of(n), key, ipv6_refused(text));
+            return;
+        }
         if (!ip) {
             l.error(line_of(n), key, "expected an IPv4 address in dotted quad, got " + quoted(text));
             return;
@@ -22,7 +26,7 @@ void read_media(loader& l, const toml::table& t, const config& c, media_config_s
         for (const auto& ic : c.interfaces) found = found || ic.address.addr == *ip;
         if (!found) {
             std::string known;
-            for (const auto& ic : c.interfaces) known += (known.empty() ? "" : ", ") + format_ipv4(ic.address.addr);
+            for (const auto& ic : c.interfaces) known += (known.empty() ? "" : ", ") + to_string(ic.address.addr);
             l.error(line_of(n), key, "expected the address of an [[interface]] (" + (known.empty() ? "none" : known) +
                                          "), got " + quoted(text));
             return;
@@ -60,7 +64,8 @@ void read_media(loader& l, const toml::table& t, const config& c, media_config_s
         m.port_min = static_cast<uint16_t>(home->media_port_min & ~1u);
         m.port_max = home->media_port_max;
     }
-    if (m.addresses.size() > 64) l.error(m.line, r.key("addresses"), "expected at most 64 addresses");
+    if (m.addresses.size() > max_media_addresses)
+        l.error(m.line, r.key("addresses"), "expected " + at_most(max_media_addresses, "addresses"));
 
     r.get_u16("port_min", m.port_min, 1024, 65534, "even");
     r.get_u16("port_max", m.port_max, 1025, 65535, "");
@@ -81,10 +86,13 @@ void read_media(loader& l, const toml::table& t, const config& c, media_config_s
                 if (ic.name == tc.interface && ic.address.addr == a)
                     l.error(tc.line, "trunk." + tc.name + ".port",
                             "expected a SIP port outside the media range " + std::to_string(m.port_min) + ".." +
-                                std::to_string(m.port_max) + " on media address " + format_ipv4(a) + ", got " +
+                                std::to_string(m.port_max) + " on media address " + to_string(a) + ", got " +
                                 std::to_string(tc.port));
     }
-    r.get_choice("latching", std::array<std::string_view, 2>{"symmetric", "strict"}, m.latching);
+    // In the order of rtp::latching: get_choice stores the index.
+    constexpr std::array<std::string_view, 2> latching_names{"symmetric", "strict"};
+    static_assert(static_cast<std::size_t>(rtp::latching::strict) + 1 == latching_names.size());
+    r.get_choice("latching", latching_names, m.latching);
     r.get_uint("inactivity_timeout_s", m.inactivity_timeout_s, 0, 86400, "seconds, 0: never");
     r.get_uint("quarantine_ms", m.quarantine_ms, 1000, 600000, "milliseconds, longer than any RCU grace period");
     unsigned quarantine_s = 0;

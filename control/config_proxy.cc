@@ -11,18 +11,19 @@ void read_name(loader& l, table_reader& r, std::string& out)
         l.error(line_of(*v), r.key("name"), "expected 1 to 64 letters, digits, '-', '_' or '.', got " + quoted(out));
 }
 
-// "a.b.c.d/n" (n 0..32, no host bits) or a plain address (a /32).
-std::optional<ipv4_prefix> parse_allow(std::string_view s, std::string& why)
+// "a.b.c.d/n" (n 0..32, no host bits) or a plain address (a /32). Unlike an interface's
+// address, n may be 0 ("0.0.0.0/0" allows anyone).
+std::optional<ip_prefix> parse_allow(std::string_view s, std::string& why)
 {
     auto slash = s.find('/');
     auto a = parse_ipv4(s.substr(0, slash));
     if (!a) return std::nullopt;
-    if (slash == std::string_view::npos) return ipv4_prefix{*a, 32};
+    if (slash == std::string_view::npos) return ip_prefix{*a, 32};
     auto len = parse_decimal(s.substr(slash + 1), 2);
     if (!len || *len > 32) return std::nullopt;
-    const ipv4_prefix p{*a, static_cast<uint8_t>(*len)};
-    if ((p.addr & ~prefix_mask(p.len)) != 0) {
-        why = "; it has host bits set: did you mean " + quoted(format_prefix({p.addr & prefix_mask(p.len), p.len})) + "?";
+    const ip_prefix p{*a, static_cast<uint8_t>(*len)};
+    if (p.canonical() != p) {
+        why = "; it has host bits set: did you mean " + quoted(to_string(p.canonical())) + "?";
         return std::nullopt;
     }
     return p;
@@ -48,10 +49,13 @@ void read_trunk(loader& l, const toml::table& t, const std::string& prefix, cons
                 "expected at least one source prefix; an empty list would drop every call (\"0.0.0.0/0\" allows anyone)");
     for (std::size_t i = 0; i < allow.size(); ++i) {
         std::string why;
+        const std::string ek = r.key("allow") + "[" + std::to_string(index_in(*an, allow_nodes[i])) + "]";
         if (auto p = parse_allow(allow[i], why))
             tc.allow.push_back(*p);
+        else if (is_ipv6_text(allow[i]))
+            l.error(line_of(*allow_nodes[i]), ek, ipv6_refused(allow[i]));
         else
-            l.error(line_of(*allow_nodes[i]), r.key("allow") + "[" + std::to_string(index_in(*an, allow_nodes[i])) + "]",
+            l.error(line_of(*allow_nodes[i]), ek,
                     "expected an address \"A.B.C.D\" or a prefix \"A.B.C.D/N\" with N 0..32, got " + quoted(allow[i]) +
                         why);
     }
@@ -70,6 +74,12 @@ void read_trunks(loader& l, const toml::node* n, const name_index& interfaces, s
         trunk_config tc;
         read_trunk(l, t, prefix, interfaces, tc);
         names.add(l, t, i, tc.name, tc.line);
+        // Each trunk's INVITEs are counted on their own (sip::proxy_stats); one count per trunk
+        // or none at all, never some trunks silently uncounted.
+        if (i == max_trunks)
+            l.error(tc.line, prefix,
+                    "expected " + at_most(max_trunks, "[[trunk]] tables (each is counted on its own)") + ", got " +
+                        std::to_string(arr->size()));
         if (interfaces.find(tc.interface)) {
             auto [it, fresh] = by_local.emplace(std::pair{tc.interface, tc.port}, i);
             if (!fresh) {
@@ -86,7 +96,7 @@ void read_trunks(loader& l, const toml::node* n, const name_index& interfaces, s
 }
 
 // "A.B.C.D:PORT" or "A.B.C.D" (port 5060).
-std::optional<std::pair<ipv4_addr, uint16_t>> parse_peer_address(std::string_view s)
+std::optional<std::pair<ip_address, uint16_t>> parse_peer_address(std::string_view s)
 {
     auto colon = s.find(':');
     auto a = parse_ipv4(s.substr(0, colon));
@@ -115,6 +125,8 @@ void read_peer(loader& l, const toml::table& t, const std::string& prefix, peer_
         if (auto a = parse_peer_address(text)) {
             pc.address = a->first;
             pc.port = a->second;
+        } else if (is_ipv6_text(text)) {
+            l.error(line_of(*v), r.key("address"), ipv6_refused(text));
         } else {
             l.error(line_of(*v), r.key("address"),
                     "expected \"A.B.C.D:PORT\" (port 1..65535) or \"A.B.C.D\" (port 5060), got " + quoted(text));
@@ -128,7 +140,7 @@ void read_peer(loader& l, const toml::table& t, const std::string& prefix, peer_
 constexpr std::array<std::string_view, 2> probe_names{"options", "none"};
 
 void read_region(loader& l, const toml::table& t, const std::string& prefix, std::size_t index,
-                 const name_index& trunks, std::map<std::pair<ipv4_addr, uint16_t>, peer_seen>& addresses,
+                 const name_index& trunks, std::map<std::pair<ip_address, uint16_t>, peer_seen>& addresses,
                  std::map<std::string, peer_seen>& peer_names, region_config& rc)
 {
     table_reader r(l, t, prefix);
@@ -163,8 +175,8 @@ void read_region(loader& l, const toml::table& t, const std::string& prefix, std
                     auto [it, fresh] = addresses.emplace(std::pair{pc.address, pc.port}, peer_seen{index, i, pc.line});
                     if (!fresh)
                         l.error(line_of(*an), pk + ".address",
-                                "expected each peer once in the whole file; " + format_ipv4(pc.address) + ":" +
-                                    std::to_string(pc.port) + " is already region[" + std::to_string(it->second.region) +
+                                "expected each peer once in the whole file; " + to_string(endpoint{pc.address, pc.port}) +
+                                    " is already region[" + std::to_string(it->second.region) +
                                     "].peers[" + std::to_string(it->second.peer) + "] at line " +
                                     std::to_string(it->second.line));
                 }
@@ -196,13 +208,26 @@ void read_regions(loader& l, const toml::node* n, const name_index& trunks, std:
 {
     const toml::array* arr = table_array(l, n, "region");
     if (!arr) return;
-    std::map<std::pair<ipv4_addr, uint16_t>, peer_seen> addresses;
+    std::map<std::pair<ip_address, uint16_t>, peer_seen> addresses;
     std::map<std::string, peer_seen> peer_names;
+    std::size_t static_peers = 0;
     for (std::size_t i = 0; i < arr->size(); ++i) {
         const toml::table& t = *arr->get(i)->as_table();
+        const std::string prefix = "region[" + std::to_string(i) + "]";
         region_config rc;
-        read_region(l, t, "region[" + std::to_string(i) + "]", i, trunks, addresses, peer_names, rc);
+        read_region(l, t, prefix, i, trunks, addresses, peer_names, rc);
         names.add(l, t, i, rc.name, rc.line);
+        // Peers index the health table (sip::peer_health) by id; DNS-learned peers are
+        // checked against the same limit when the tables are built.
+        for (std::size_t k = 0; k < rc.peers.size(); ++k)
+            if (++static_peers == max_peers + 1)
+                l.error(rc.peers[k].line, prefix + ".peers[" + std::to_string(k) + "]",
+                        "expected " + at_most(max_peers, "peers in the whole file (the peer health table)") +
+                            "; this is one more");
+        // A peer and a peer group name their region by a 16-bit index.
+        if (i == max_regions)
+            l.error(rc.line, prefix,
+                    "expected " + at_most(max_regions, "[[region]] tables") + ", got " + std::to_string(arr->size()));
         out.push_back(std::move(rc));
     }
     if (!out.empty() && trunks.empty())
@@ -210,7 +235,9 @@ void read_regions(loader& l, const toml::node* n, const name_index& trunks, std:
                 "missing; expected at least one [[trunk]]: calls to the peers of [[region]]s leave from a trunk");
 }
 
+// In the order of sip::selector: get_choice stores the index.
 constexpr std::array<std::string_view, 4> selector_names{"srv", "round_robin", "least_calls", "hash_call_id"};
+static_assert(static_cast<std::size_t>(sip::selector::hash_call_id) + 1 == selector_names.size());
 
 void read_peer_groups(loader& l, const toml::node* n, const name_index& regions, std::vector<peer_group_config>& out,
                       name_index& names)
@@ -241,12 +268,19 @@ void read_peer_groups(loader& l, const toml::node* n, const name_index& regions,
         }
         r.get_choice("selector", selector_names, g.selector);
         r.finish();
+        // A route names its peer group by a 16-bit index.
+        if (i == max_peer_groups)
+            l.error(g.line, "peer_group[" + std::to_string(i) + "]",
+                    "expected " + at_most(max_peer_groups, "[[peer_group]] tables") + ", got " +
+                        std::to_string(arr->size()));
         names.add(l, t, i, g.name, g.line);
         out.push_back(std::move(g));
     }
 }
 
-constexpr std::array<std::string_view, 4> field_names{"ruri_user", "from_user", "to_user", "trunk"};
+// In the order of sip::match_field: get_choice stores the index.
+constexpr std::array<std::string_view, sip::match_field_count> field_names{"ruri_user", "from_user", "to_user", "trunk"};
+static_assert(static_cast<std::size_t>(sip::match_field::trunk) + 1 == field_names.size());
 
 void read_routes(loader& l, const toml::node* n, const name_index& groups, std::vector<route_config>& out,
                  int& default_route)

@@ -88,7 +88,34 @@ inline std::size_t index_in(const toml::node& arr, const toml::node* e)
     return 0;
 }
 
-inline ipv4_addr prefix_mask(uint8_t len) { return len == 0 ? 0 : ~ipv4_addr{0} << (32 - len); }
+inline uint32_t prefix_mask(uint8_t len) { return len == 0 ? 0 : ~uint32_t{0} << (32 - len); }
+
+// Whether `s` is an IPv6 address as an operator writes one: bare ("2001:db8::1"), with a
+// prefix length ("2001:db8::/32") or bracketed with a port ("[2001:db8::1]:5060").
+inline bool is_ipv6_text(std::string_view s)
+{
+    if (!s.empty() && s[0] == '[') {
+        const auto close = s.find(']');
+        if (close == std::string_view::npos) return false;
+        s = s.substr(1, close - 1);
+    } else if (const auto slash = s.find('/'); slash != std::string_view::npos) {
+        s = s.substr(0, slash);
+    }
+    const auto a = parse_address(s);
+    return a && a->is_v6();
+}
+
+// The message for an IPv6 address where the dataplane runs IPv4 only.
+inline std::string ipv6_refused(std::string_view text)
+{
+    return "IPv6 is not supported yet (only IPv4 runs in the dataplane), got " + quoted(text);
+}
+
+// The limit of a table, as said in a refusal: "at most 32 (the interface table's size)".
+inline std::string at_most(std::size_t n, std::string_view what)
+{
+    return "at most " + std::to_string(n) + " " + std::string(what);
+}
 
 class loader {
 public:

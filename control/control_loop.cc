@@ -331,15 +331,15 @@ stats_report control_loop::report() const
         interface_status s;
         s.name = ii.name;
         s.device = cfg_.interfaces[i].device;
-        s.address = format_ipv4(ii.address) + "/" + std::to_string(prefix_len(ii.netmask));
+        s.address = to_string(ii.ip()) + "/" + std::to_string(prefix_len(ii.netmask));
         s.mac = format_mac(ii.mac);
         s.port_id = ii.port_id;
         s.vlan = ii.vlan;
         rte_eth_link link{};
         s.link_up = rte_eth_link_get_nowait(ii.port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
         if (ii.gateway != 0) {
-            s.gateway = format_ipv4(ii.gateway);
-            if (auto mac = rt_.shared->neighbours.lookup(ip_address::v4(ii.gateway))) s.gateway_mac = format_mac(*mac);
+            s.gateway = to_string(ii.gateway_ip());
+            if (auto mac = rt_.shared->neighbours.lookup(ii.gateway_ip())) s.gateway_mac = format_mac(*mac);
         }
         r.interfaces.push_back(std::move(s));
     }

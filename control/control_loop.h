@@ -102,7 +102,7 @@ private:
     canary_registry canaries_;  ///< canary peers by name, kept across snapshots and reloads
     /// Each worker's longest loop gap (TSC cycles) over the last full second: run() reads and
     /// restarts the workers' windows once a second. Control core only.
-    std::array<uint64_t, 64> loop_gap_cycles_{};
+    std::array<uint64_t, max_workers> loop_gap_cycles_{};
     void sample_loop_gaps();
     // /metrics is rendered by the control core and served from this copy, so that the HTTP
     // thread never reads control-core state.

@@ -52,7 +52,7 @@ std::string describe(const std::vector<learned_peer>& peers)
 {
     if (peers.empty()) return "none";
     std::string s;
-    for (const auto& p : peers) s += (s.empty() ? "" : " ") + format_ipv4(p.address) + ":" + std::to_string(p.port);
+    for (const auto& p : peers) s += (s.empty() ? "" : " ") + to_string(sbc::endpoint::udp4(p.address, p.port));
     return s;
 }
 

@@ -12,13 +12,11 @@ namespace sbc::control {
 
 namespace {
 
-std::string endpoint(uint32_t ip, uint16_t port) { return format_ipv4(ip) + ":" + std::to_string(port); }
-
 media_flow_report flow(const rtp::flow_view& f)
 {
     media_flow_report r;
-    r.local = endpoint(f.local_ip, f.local_port);
-    r.far = f.far_ip != 0 ? endpoint(f.far_ip, f.far_port) : "";
+    r.local = to_string(f.local);
+    r.far = f.far.addr.is_unspecified() ? "" : to_string(f.far);
     r.latched = f.latched;
     r.packets = f.packets;
     r.bytes = f.bytes;

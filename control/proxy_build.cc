@@ -8,9 +8,9 @@
 
 namespace sbc::control {
 
-std::string peer_ids::key(std::string_view region, uint32_t address, uint16_t port)
+std::string peer_ids::key(std::string_view region, const ip_address& address, uint16_t port)
 {
-    return std::string(region) + "/" + format_ipv4(address) + ":" + std::to_string(port);
+    return std::string(region) + "/" + to_string(endpoint{address, port});
 }
 
 bool peer_ids::assign(const std::vector<std::string>& keys, std::vector<uint32_t>& ids, std::string& error)
@@ -117,7 +117,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         tr.iface = static_cast<uint16_t>(iface);
         tr.address = ip_address::v4(interfaces[static_cast<std::size_t>(iface)].address);
         tr.port = tc.port;
-        for (const auto& p : tc.allow) tr.allow.push_back(ip_prefix{ip_address::v4(p.addr), p.len}.canonical());
+        for (const auto& p : tc.allow) tr.allow.push_back(p.canonical());
         // Two interfaces may carry one address (VLANs); find_trunk must still be unambiguous.
         if (const int other = t->find_trunk(tr.address, tr.port); other >= 0) {
             error = where(cfg, tc.line) + "trunk " + tc.name + ": " + to_string(tr.address) + ":" +
@@ -155,13 +155,13 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         for (std::size_t k : order) {
             const peer_config& pc = k < peers.size() ? peers[k] : dns.retired[k - peers.size()];
             sip::peer p;
-            p.address = ip_address::v4(pc.address);
+            p.address = pc.address;
             p.port = pc.port;
             p.name = pc.name.empty() ? peer_ids::key(rc.name, pc.address, pc.port) : pc.name;
             p.priority = pc.priority;
             p.weight = pc.weight;
             p.region = static_cast<uint16_t>(ri);
-            p.trunk = t->trunks.empty() ? 0 : trunk_for(*t, interfaces, region_trunk, pc.address);
+            p.trunk = t->trunks.empty() ? 0 : trunk_for(*t, interfaces, region_trunk, pc.address.v4_host());
             keys.push_back(peer_ids::key(rc.name, pc.address, pc.port));
             if (reg.peers.size() < selectable) reg.peers.push_back(static_cast<uint32_t>(t->peers.size()));
             t->peers.push_back(std::move(p));
@@ -178,14 +178,14 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         sip::peer_group g;
         g.name = gc.name;
         for (const auto& rn : gc.regions) g.regions.push_back(static_cast<uint16_t>(index_by_name(cfg.regions, rn)));
-        g.sel = static_cast<sip::selector>(gc.selector);
+        g.sel = gc.selector;
         t->groups.push_back(std::move(g));
     }
 
     for (const auto& rc : cfg.routes) {
         sip::route r;
         r.name = rc.name;
-        r.field = static_cast<sip::match_field>(rc.field);
+        r.field = rc.field;
         if (rc.has_match) r.pattern = rc.pattern;  // empty: the default route, never compiled
         r.peer_group = static_cast<uint16_t>(index_by_name(cfg.peer_groups, rc.peer_group));
         t->routes.push_back(std::move(r));
@@ -210,6 +210,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
     }
 
     t->retry = make_retry_policy(cfg.retry);
+    // [limits] size each worker's proxy at start (port_options); nothing reads them here.
     t->self.healthy_code = static_cast<uint16_t>(cfg.self.healthy_code);
     t->self.unavailable_code = static_cast<uint16_t>(cfg.self.draining_code);
 

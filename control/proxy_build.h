@@ -1,5 +1,5 @@
 // Builds the proxy's read-only tables (sip::proxy_tables: trunks, peers, regions, peer groups,
-// routes with their compiled Hyperscan matcher, retry policy, limits) from a validated config
+// routes with their compiled Hyperscan matcher, retry policy) from a validated config
 // and the snapshot's interfaces, and keeps each peer's id stable across reloads (peer_ids).
 // Control core only: allocates, compiles patterns; the result goes into the next snapshot.
 #pragma once
@@ -27,7 +27,7 @@ namespace sbc::control {
 class peer_ids {
 public:
     /// The identity of a peer: "<region>/<a.b.c.d>:<port>".
-    static std::string key(std::string_view region, uint32_t address, uint16_t port);
+    static std::string key(std::string_view region, const ip_address& address, uint16_t port);
 
     /// Gives ids to exactly `keys` (every peer of a new config): keys seen before keep theirs,
     /// new keys get free ones, ids of keys not in `keys` are freed. `ids[i]` is the id of

@@ -23,13 +23,19 @@ std::unique_ptr<dataplane::snapshot> build_snapshot(const config& cfg, const std
         ii.name = ic.name;
         ii.port_id = port->port_id;
         ii.vlan = ic.vlan;
-        ii.address = ic.address.addr;
-        ii.netmask = ic.address.len == 0 ? 0 : ~uint32_t{0} << (32 - ic.address.len);
-        ii.gateway = ic.gateway.value_or(0);
+        ii.address = ic.address.addr.v4_host();
+        ii.netmask = dataplane::netmask_of(ic.address.len);
+        ii.gateway = ic.gateway ? ic.gateway->v4_host() : 0;
         std::memcpy(ii.mac.data(), port->mac.addr_bytes, 6);
         s->interfaces.push_back(std::move(ii));
     }
-    s->index_interfaces();
+    if (const std::size_t lost = s->index_interfaces(); lost != 0) {
+        // The loader refuses such files; this is the last line of defence, never a silent drop.
+        error = cfg.path + ": " + std::to_string(lost) + " interface(s) do not fit the dataplane's tables (at most " +
+                std::to_string(max_interfaces) + " interfaces, " + std::to_string(max_interfaces_per_port) +
+                " per port, port ids below " + std::to_string(max_ports) + ")";
+        return nullptr;
+    }
     return s;
 }
 

@@ -4,11 +4,12 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
+
+#include "common/counter.h"
 
 namespace sbc::dataplane {
 
@@ -77,17 +78,8 @@ constexpr std::size_t stage_count = 0
 
 std::string_view stage_name(stage s) noexcept;
 
-/// A single-writer counter. The owner adds with a relaxed load and store (a plain add on
-/// x86, no lock prefix); readers on other threads load relaxed. Relaxed is enough: each value
-/// is monotonic on its own and nobody derives ordering between two counters.
-class counter {
-public:
-    void add(uint64_t n) noexcept { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
-    [[nodiscard]] uint64_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
-
-private:
-    std::atomic<uint64_t> v_{0};
-};
+/// A single-writer counter (common/counter.h): the owning worker adds, anyone reads, relaxed.
+using counter = sbc::single_writer<uint64_t>;
 
 /// Everything one worker counts. Cache-line aligned so two workers never share a line.
 struct alignas(64) worker_counters {

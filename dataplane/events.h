@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 
+#include "common/limits.h"
 #include "common/address.h"
 #include "sip-fastpath/proxy.h"
 
@@ -45,6 +46,6 @@ struct event {
 };
 static_assert(sizeof(event) % 4 == 0 && sizeof(event) <= 128, "event is a ring element: a multiple of 4 bytes, small");
 
-constexpr unsigned event_ring_size = 4096;
+using sbc::event_ring_size;
 
 }  // namespace sbc::dataplane

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/limits.h"
 #include "common/address.h"
 
 namespace sbc::dataplane {
@@ -19,7 +20,7 @@ using mac_addr = std::array<uint8_t, 6>;
 
 class neighbour_table {
 public:
-    static constexpr std::size_t capacity = 1024;  ///< power of two
+    static constexpr std::size_t capacity = sbc::neighbour_capacity;  ///< power of two
     static constexpr std::size_t max_probe = 16;   ///< slots searched per lookup
 
     /// Any thread: the MAC for `ip`, or nullopt. Never blocks; a lookup racing a

@@ -27,7 +27,13 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
 {
     if (!c.enabled) return true;
     rtp::flow_table_config fc;
-    fc.addresses = c.addresses;
+    for (const ip_address& a : c.addresses) {
+        if (!a.is_v4()) {
+            error = "media address " + to_string(a) + " is not IPv4 (IPv6 media is not anchored yet)";
+            return false;
+        }
+        fc.addresses.push_back(a.v4_host());  // the flow table indexes IPv4 in host order
+    }
     fc.port_min = c.port_min;
     fc.port_max = c.port_max;
     fc.workers = static_cast<unsigned>(rt.workers.size());
@@ -42,7 +48,7 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
     for (std::size_t a = 0; a < c.addresses.size() && a < rtp::max_media_addresses; ++a) {
         const interface_info* ifc = nullptr;
         for (const auto& i : interfaces)
-            if (i.address == c.addresses[a]) ifc = &i;
+            if (i.address == fc.addresses[a]) ifc = &i;
         if (ifc == nullptr) {
             error = "media address " + std::to_string(a) + " is not the address of any interface";
             return false;

@@ -12,6 +12,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "common/limits.h"
 #include "dataplane/worker.h"
 
 namespace sbc::dataplane {
@@ -42,9 +43,10 @@ struct port_options {
     unsigned tx_ring = 1024;
     unsigned mbufs_per_worker = 16384;
     unsigned frag_timeout_ms = 2000;
-    uint32_t setups_per_worker = 65536;    ///< SIP call setups under way (and lingering) per worker
-    uint32_t dialogs_per_worker = 131072;  ///< established calls per worker
-    unsigned handoff_ring = 4096;          ///< entries of each worker-to-worker SIP handoff ring
+    /// SIP call setups under way (and lingering) per worker: [limits] transactions_per_worker.
+    uint32_t setups_per_worker = default_transactions_per_worker;
+    uint32_t dialogs_per_worker = default_dialogs_per_worker;  ///< established calls per worker
+    unsigned handoff_ring = handoff_ring_size;  ///< entries of each worker-to-worker SIP handoff ring
 };
 
 struct port_info {

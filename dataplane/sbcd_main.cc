@@ -55,7 +55,7 @@ bool start_media(const sbc::control::config& cfg, sbc::dataplane::dataplane_runt
     c.addresses = m.addresses;
     c.port_min = m.port_min;
     c.port_max = m.port_max;
-    c.mode = m.latching == sbc::control::media_latching::strict ? sbc::rtp::latching::strict : sbc::rtp::latching::symmetric;
+    c.mode = m.latching;
     c.inactivity_timeout_s = m.inactivity_timeout_s;
     c.quarantine_ms = m.quarantine_ms;
     c.sessions_per_worker = m.sessions_per_worker;

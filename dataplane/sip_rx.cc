@@ -19,7 +19,7 @@ namespace sbc::dataplane {
 
 namespace {
 
-std::array<sip_worker_state, std::tuple_size_v<decltype(worker::handoff_in)>> states;
+std::array<sip_worker_state, max_workers> states;
 
 }  // namespace
 

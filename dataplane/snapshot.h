@@ -4,21 +4,31 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <memory>
 #include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "common/address.h"
+#include "common/limits.h"
 #include "dataplane/rcu.h"
 #include "sip-fastpath/proxy_tables.h"
 
 namespace sbc::dataplane {
 
-constexpr std::size_t max_interfaces = 32;
+// common/limits.h; named here too, so that sbc::dataplane::max_interfaces keeps working.
+using sbc::max_interfaces;
+using sbc::max_interfaces_per_port;
 constexpr uint16_t no_interface = 0xffff;
+static_assert(max_interfaces < no_interface, "an interface index must differ from no_interface");
 
 /// One configured interface as the dataplane sees it: a port, an optional VLAN, an address.
+/// The address fields stay IPv4 words in host order: the packet path compares them with one
+/// load and one mask per packet, and an IPv6 path will be a template over its own table rather
+/// than a branch in this one. ip(), prefix() and gateway_ip() give the common vocabulary
+/// (common/address.h) for everything else.
 struct interface_info {
     uint16_t port_id = 0;
     uint16_t vlan = 0;           ///< 0: untagged
@@ -31,7 +41,26 @@ struct interface_info {
     [[nodiscard]] bool on_link(uint32_t ip) const noexcept { return (ip & netmask) == (address & netmask); }
     /// The address to resolve to reach `ip`: itself when on-link, else the gateway (0: unreachable).
     [[nodiscard]] uint32_t next_hop(uint32_t ip) const noexcept { return on_link(ip) ? ip : gateway; }
+
+    /// The interface's own address.
+    [[nodiscard]] sbc::ip_address ip() const noexcept { return sbc::ip_address::v4(address); }
+    /// Its address with the prefix length of netmask ("198.18.0.1/24", host bits kept).
+    [[nodiscard]] sbc::ip_prefix prefix() const noexcept
+    {
+        return sbc::ip_prefix{ip(), static_cast<uint8_t>(std::popcount(netmask))};
+    }
+    /// Its default gateway; unset (ip_family::none) when it has none.
+    [[nodiscard]] sbc::ip_address gateway_ip() const noexcept
+    {
+        return gateway == 0 ? sbc::ip_address{} : sbc::ip_address::v4(gateway);
+    }
 };
+
+/// The netmask (host order) of a prefix length 0..32.
+[[nodiscard]] constexpr uint32_t netmask_of(unsigned len) noexcept
+{
+    return len == 0 ? 0 : len >= 32 ? ~uint32_t{0} : ~uint32_t{0} << (32 - len);
+}
 
 struct snapshot {
     rcu_head rcu{};              ///< for deferred free; must stay the first member
@@ -39,8 +68,8 @@ struct snapshot {
     std::vector<interface_info> interfaces;
     /// Trunks, peers, routes, retry policy; null when the config has no SIP service.
     std::shared_ptr<const sip::proxy_tables> proxy;
-    /// interface index by (port, vlan): port_vlan_index[port] lists the interfaces on that port.
-    std::array<std::array<uint16_t, 4>, 32> by_port{};
+    /// interface index by (port, vlan): by_port[port] lists the interfaces on that port.
+    std::array<std::array<uint16_t, max_interfaces_per_port>, max_ports> by_port{};
 
     /// Index of the interface for frames on `port` with `vlan` (0 untagged), or no_interface.
     [[nodiscard]] uint16_t find_interface(uint16_t port, uint16_t vlan) const noexcept
@@ -54,18 +83,27 @@ struct snapshot {
     }
 
     /// Fills by_port from interfaces; the builder calls it once after filling interfaces.
-    void index_interfaces() noexcept
+    /// Returns how many interfaces it could not index (beyond max_interfaces, on a port id
+    /// beyond max_ports, or beyond max_interfaces_per_port on one port): their frames would
+    /// find no interface. The config refuses such files (control/config.cc), so a builder
+    /// treats anything but 0 as an error.
+    std::size_t index_interfaces() noexcept
     {
         for (auto& p : by_port) p.fill(no_interface);
-        for (uint16_t i = 0; i < interfaces.size(); ++i) {
-            auto& slots = by_port[interfaces[i].port_id % by_port.size()];
-            for (auto& s : slots) {
-                if (s == no_interface) {
-                    s = i;
-                    break;
+        std::size_t unindexed = 0;
+        for (std::size_t i = 0; i < interfaces.size(); ++i) {
+            bool placed = false;
+            if (i < max_interfaces && interfaces[i].port_id < by_port.size())
+                for (auto& s : by_port[interfaces[i].port_id]) {
+                    if (s == no_interface) {
+                        s = static_cast<uint16_t>(i);
+                        placed = true;
+                        break;
+                    }
                 }
-            }
+            if (!placed) ++unindexed;
         }
+        return unindexed;
     }
 };
 

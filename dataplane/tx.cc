@@ -5,6 +5,7 @@
 #include <rte_ether.h>
 
 #include "dataplane/events.h"
+#include "dataplane/l2.h"
 #include "dataplane/stages.h"
 
 namespace sbc::dataplane {
@@ -52,25 +53,7 @@ void drop_all(worker& w, sub_burst& b, drop_reason r) noexcept
 
 bool write_l2(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac) noexcept
 {
-    const uint16_t want = ifc.vlan != 0 ? sizeof(rte_ether_hdr) + sizeof(rte_vlan_hdr) : sizeof(rte_ether_hdr);
-    if (m->l2_len < want) {
-        if (rte_pktmbuf_prepend(m, static_cast<uint16_t>(want - m->l2_len)) == nullptr) return false;
-    } else if (m->l2_len > want) {
-        rte_pktmbuf_adj(m, static_cast<uint16_t>(m->l2_len - want));
-    }
-    m->l2_len = want;
-    auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
-    std::memcpy(eth->dst_addr.addr_bytes, dst_mac, RTE_ETHER_ADDR_LEN);
-    std::memcpy(eth->src_addr.addr_bytes, ifc.mac.data(), RTE_ETHER_ADDR_LEN);
-    if (ifc.vlan != 0) {
-        eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
-        auto* vh = reinterpret_cast<rte_vlan_hdr*>(eth + 1);
-        vh->vlan_tci = rte_cpu_to_be_16(ifc.vlan);
-        vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-    } else {
-        eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-    }
-    return true;
+    return write_l2(m, ifc.vlan, ifc.mac.data(), dst_mac);
 }
 
 }  // namespace sbc::dataplane

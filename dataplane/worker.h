@@ -14,6 +14,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "common/limits.h"
 #include "dataplane/counters.h"
 #include "dataplane/neighbour.h"
 #include "dataplane/rcu.h"
@@ -24,8 +25,9 @@
 
 namespace sbc::dataplane {
 
-constexpr uint16_t burst_size = 32;
-constexpr uint16_t max_ports = 32;
+// common/limits.h; named here too, so that sbc::dataplane::burst_size keeps working.
+using sbc::burst_size;
+using sbc::max_ports;
 
 /// A sub-burst: the packets one stage takes, with the interface each arrived on.
 struct sub_burst {
@@ -68,8 +70,8 @@ struct worker {
     std::unique_ptr<sip::outbox> outbox;
     std::unique_ptr<rtp::media_sessions> media;  ///< this worker's calls with media (null: no [media])
     rtp::relay_counters media_counters;          ///< what this worker relayed and dropped
-    std::array<rte_ring*, 64> handoff_in{};   ///< from worker i to this one (SP/SC), null for itself
-    std::array<rte_ring*, 64> handoff_out{};  ///< from this one to worker i
+    std::array<rte_ring*, max_workers> handoff_in{};   ///< from worker i to this one (SP/SC), null for itself
+    std::array<rte_ring*, max_workers> handoff_out{};  ///< from this one to worker i
     uint64_t tsc_per_ms = 1;
     worker_counters counters;
     // Per-loop tallies, plain fields of the owner, folded into `counters` by tx_flush.

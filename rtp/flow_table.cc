@@ -116,11 +116,13 @@ void flow_table::publish(uint32_t id) noexcept
     media_stream& s = streams_[id];
     const bool mux = (s.flags.load(std::memory_order_relaxed) & stream_flag::rtcp_mux) != 0;
     for (uint32_t side = 0; side < 2; ++side) {
-        stats(s.addr[side], s.port[side]).reset();
-        set_index(s.addr[side], s.port[side], ((id << 2) | (side << 1)) + 1);
+        const uint8_t a = s.addr[side].load(std::memory_order_relaxed);
+        const uint16_t p = s.port[side].load(std::memory_order_relaxed);
+        stats(a, p).reset();
+        set_index(a, p, ((id << 2) | (side << 1)) + 1);
         if (!mux) {
-            stats(s.addr[side], static_cast<uint16_t>(s.port[side] + 1)).reset();
-            set_index(s.addr[side], static_cast<uint16_t>(s.port[side] + 1), ((id << 2) | (side << 1) | 1) + 1);
+            stats(a, static_cast<uint16_t>(p + 1)).reset();
+            set_index(a, static_cast<uint16_t>(p + 1), ((id << 2) | (side << 1) | 1) + 1);
         }
     }
     s.flags.store(static_cast<uint8_t>(s.flags.load(std::memory_order_relaxed) | stream_flag::active),
@@ -133,8 +135,10 @@ void flow_table::unpublish(uint32_t id) noexcept
     s.flags.store(static_cast<uint8_t>(s.flags.load(std::memory_order_relaxed) & ~stream_flag::active),
                   std::memory_order_release);
     for (unsigned side = 0; side < 2; ++side) {
-        set_index(s.addr[side], s.port[side], 0);
-        set_index(s.addr[side], static_cast<uint16_t>(s.port[side] + 1), 0);
+        const uint8_t a = s.addr[side].load(std::memory_order_relaxed);
+        const uint16_t p = s.port[side].load(std::memory_order_relaxed);
+        set_index(a, p, 0);
+        set_index(a, static_cast<uint16_t>(p + 1), 0);
     }
 }
 

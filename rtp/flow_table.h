@@ -7,7 +7,8 @@
 // derivable from the port: each worker has its own slice of the range). Any worker reads
 // them (RSS may deliver media anywhere), under RCU: a torn-down stream's ports and record
 // are reused only after the quarantine (longer than any grace period), so a reader that
-// found an entry just before teardown still reads a valid, if stale, record.
+// found an entry just before teardown still reads a valid, if stale, record. The fields a
+// reader loads while the owner may store them are atomics (media_stream says which and why).
 // The learning half of a stream (the latched far end of one leg) and each flow's counters
 // are written by the worker that receives that flow: RSS hashes a fixed 5-tuple to one
 // queue, so each direction has one writer. No DPDK types here: the unit tier tests it.
@@ -18,10 +19,12 @@
 #include <memory>
 #include <vector>
 
+#include "common/limits.h"
+
 namespace sbc::rtp {
 
-constexpr unsigned max_media_addresses = 64;
-constexpr unsigned max_workers = 64;
+using sbc::max_media_addresses;
+using sbc::max_workers;
 
 /// Which leg of a call: A is the caller's side (upstream), B the callee's (downstream).
 enum class leg : uint8_t { a = 0, b = 1 };
@@ -46,20 +49,39 @@ constexpr uint8_t rtcp_mux = 2;  ///< RTCP shares the RTP port (RFC 5761): no RT
 constexpr uint8_t strict = 4;    ///< only the SDP address may send (no latching)
 }  // namespace stream_flag
 
-/// One anchored m-line between the two legs: one cache line, read by any worker per packet.
+/// One anchored m-line between the two legs: one cache line, read by any worker per packet
+/// and by the control core's views. Every field is atomic, because some thread reads each
+/// while another may write it; all loads are relaxed (a plain load of an aligned word on x86).
+/// Who writes what, and why relaxed is enough:
+///  - port, addr, owner, session: the owner, only while the stream is unpublished (set up, or
+///    reused after the quarantine). The relay reaches a record through its index entry, loaded
+///    with acquire after the owner's release store in publish(), so it sees them complete; the
+///    quarantine (longer than an RCU grace period) keeps them from changing under a reader
+///    that found the entry before teardown. The views read them without RCU and may see a
+///    stale record, which they tolerate.
+///  - far, far_mac: see their own comments. flags: release-stored last at setup.
+///  - clock_hz: the owner, also while published (a re-INVITE's new codec).
 struct alignas(64) media_stream {
     /// [side][0 rtp, 1 rtcp]: where packets for that leg go, and whom we accept from it.
     /// Written by the owner from SDP (unlatched), then by the receiving worker when it latches.
+    /// One word each, so a reader never sees half an address; relaxed, because each word is
+    /// the whole value (nothing else is published through it).
     std::atomic<uint64_t> far[2][2];
     /// [side]: the far end's (or its next hop's) MAC, 48 bits, bit 63 set when known; learned
-    /// from the first packet that leg sends (the receiving worker writes it).
+    /// from the first packet that leg sends (the receiving worker writes it), cleared by the
+    /// owner when that leg's SDP moves it. Relaxed: a MAC one packet stale goes to the old
+    /// next hop once, as a latch racing a re-INVITE would anyway.
     std::atomic<uint64_t> far_mac[2];
-    uint16_t port[2]{};  ///< our even RTP port facing each leg (RTCP: +1)
-    uint8_t addr[2]{};   ///< our media address index facing each leg
-    std::atomic<uint8_t> flags{0};  ///< stream_flag; release-stored last at setup
-    uint8_t owner = 0;   ///< worker that owns the stream and its ports
-    uint32_t clock_hz = 8000;  ///< RTP timestamp rate of the stream's first payload type
-    uint32_t session = 0;      ///< owner-local session slot (for views)
+    std::atomic<uint16_t> port[2]{};  ///< our even RTP port facing each leg (RTCP: +1)
+    std::atomic<uint8_t> addr[2]{};   ///< our media address index facing each leg
+    std::atomic<uint8_t> flags{0};    ///< stream_flag; release-stored last at setup
+    std::atomic<uint8_t> owner{0};    ///< worker that owns the stream and its ports
+    /// RTP timestamp rate of the stream's first payload type: what the receiving workers turn
+    /// arrival times into for RFC 3550 jitter. The owner rewrites it when an answer or a
+    /// re-INVITE names another codec; relaxed, because it is one word read on its own and a
+    /// few packets timed at the old rate only nudge the jitter estimate.
+    std::atomic<uint32_t> clock_hz{8000};
+    std::atomic<uint32_t> session{0};  ///< owner-local session slot (for views)
 };
 static_assert(sizeof(media_stream) == 64);
 

@@ -2,6 +2,7 @@
 // Call-ID hash, the SDP rewrite the proxy calls, teardown, and the inactivity check. Worker
 // only, except construction (control core at start) and the views (control core, atomics
 // only).
+#include "common/counter.h"
 #include "rtp/media.h"
 
 #include <algorithm>
@@ -24,28 +25,7 @@ constexpr std::array<std::string_view, media_counter_count> counter_helps{
 #undef SBC_X
 };
 
-constexpr uint32_t none = 0xffffffff;
-
-uint32_t pow2_at_least(uint32_t n)
-{
-    uint32_t p = 1;
-    while (p < n) p <<= 1;
-    return p;
-}
-
-/// "a.b.c.d" into buf; returns its length.
-std::size_t format_ipv4(char* buf, uint32_t ip) noexcept
-{
-    std::size_t n = 0;
-    for (int shift = 24; shift >= 0; shift -= 8) {
-        const auto o = static_cast<unsigned>((ip >> shift) & 0xff);
-        if (o >= 100) buf[n++] = static_cast<char>('0' + o / 100);
-        if (o >= 10) buf[n++] = static_cast<char>('0' + o / 10 % 10);
-        buf[n++] = static_cast<char>('0' + o % 10);
-        if (shift != 0) buf[n++] = '.';
-    }
-    return n;
-}
+constexpr uint32_t none = slot_table<media_sessions::session>::none;
 
 bool is_sdp_type(std::string_view ct) noexcept
 {
@@ -145,14 +125,17 @@ void port_pool::reclaim(uint64_t now_ms) noexcept
 
 // ---- sessions -----------------------------------------------------------------------------
 
+/// One call's media. The slot table indexes it by Call-ID hash for the worker; the views
+/// (control core) scan the records and read only the atomics.
 struct media_sessions::session {
-    std::atomic<uint64_t> call{0};  ///< Call-ID hash; 0: free slot
+    /// Call-ID hash as the views see it; 0: free slot. Release-stored last at creation, so a
+    /// view that acquires it reads the rest of the new session.
+    std::atomic<uint64_t> call{0};
     std::atomic<uint64_t> started_ms{0};
-    uint32_t hnext = none;
-    std::atomic<uint8_t> n_streams{0};    ///< release-stored after streams[] is filled
-    std::array<std::atomic<uint32_t>, max_streams_per_call> streams{};
     /// [m-line][side]: the RTP address and port the leg's SDP last gave (packed like far).
     std::array<std::array<uint64_t, 2>, max_streams_per_call> sdp_far{};
+    std::array<std::atomic<uint32_t>, max_streams_per_call> streams{};
+    std::atomic<uint8_t> n_streams{0};    ///< release-stored after streams[] is filled
     std::array<uint8_t, 2> addr{};        ///< our address index facing each leg
     bool silent = false;                  ///< reported by silent_calls
 };
@@ -162,16 +145,9 @@ media_sessions::media_sessions(flow_table& t, unsigned worker, const media_confi
       worker_(worker),
       cfg_(c),
       pool_(t, worker, c.quarantine_ms),
-      cap_(c.sessions_per_worker == 0 ? 1 : c.sessions_per_worker),
-      mask_(pow2_at_least(cap_) - 1),
-      sessions_(new session[cap_]),
-      heads_(new uint32_t[mask_ + 1]),
-      free_(new uint32_t[cap_]),
-      n_free_(cap_),
-      timers_(cap_)
+      sessions_(c.sessions_per_worker == 0 ? 1 : c.sessions_per_worker),
+      timers_(sessions_.capacity())
 {
-    for (uint32_t i = 0; i <= mask_; ++i) heads_[i] = none;
-    for (uint32_t i = 0; i < cap_; ++i) free_[i] = cap_ - 1 - i;
 }
 
 media_sessions::~media_sessions() = default;
@@ -179,23 +155,14 @@ media_sessions::~media_sessions() = default;
 void media_sessions::count(media_counter c, uint64_t n) noexcept
 {
     auto& a = counters_[static_cast<std::size_t>(c)];
-    a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
-
-uint32_t media_sessions::find(uint64_t call) const noexcept
-{
-    for (uint32_t s = heads_[call & mask_]; s != none; s = sessions_[s].hnext)
-        if (sessions_[s].call.load(std::memory_order_relaxed) == call) return s;
-    return none;
+    sw_add(a, n);
 }
 
 uint32_t media_sessions::create(uint64_t call, uint64_t now_ms) noexcept
 {
-    if (n_free_ == 0) return none;
-    const uint32_t slot = free_[--n_free_];
-    session& s = sessions_[slot];
-    s.hnext = heads_[call & mask_];
-    heads_[call & mask_] = slot;
+    const uint32_t slot = sessions_.insert(call);
+    if (slot == none) return none;
+    session& s = sessions_.at(slot);
     s.n_streams.store(0, std::memory_order_relaxed);
     for (auto& f : s.sdp_far) f = {0, 0};
     // Each leg's streams come from one address (an SDP body names one c= for all of them).
@@ -203,8 +170,8 @@ uint32_t media_sessions::create(uint64_t call, uint64_t now_ms) noexcept
     s.addr[1] = s.addr[0];
     s.silent = false;
     s.started_ms.store(now_ms, std::memory_order_relaxed);
-    s.call.store(call == 0 ? 1 : call, std::memory_order_release);
-    sessions_active_.store(cap_ - n_free_, std::memory_order_relaxed);
+    s.call.store(call, std::memory_order_release);
+    sessions_active_.store(sessions_.size(), std::memory_order_relaxed);
     count(media_counter::sessions_started);
     if (cfg_.inactivity_timeout_s != 0) {
         if (timers_.now() == 0) timers_.start(now_ms);
@@ -213,8 +180,9 @@ uint32_t media_sessions::create(uint64_t call, uint64_t now_ms) noexcept
     return slot;
 }
 
-bool media_sessions::ensure_stream(session& s, unsigned m, uint64_t) noexcept
+bool media_sessions::ensure_stream(uint32_t slot, unsigned m) noexcept
 {
+    session& s = sessions_.at(slot);
     while (s.n_streams.load(std::memory_order_relaxed) <= m) {
         port_pool::pair pa, pb;
         if (!pool_.take(s.addr[0], pa)) return false;
@@ -224,22 +192,24 @@ bool media_sessions::ensure_stream(session& s, unsigned m, uint64_t) noexcept
         }
         const uint32_t id = table_.stream_id(pa.addr, pa.port);
         media_stream& st = table_.stream(id);
+        // Unpublished (new, or back from quarantine): no reader holds it, relaxed stores
+        // are published by the index entries' release in publish().
         for (auto& side : st.far)
             for (auto& f : side) store(f, 0);
         for (auto& mac : st.far_mac) store(mac, 0);
-        st.port[0] = pa.port;
-        st.port[1] = pb.port;
-        st.addr[0] = pa.addr;
-        st.addr[1] = pb.addr;
-        st.owner = static_cast<uint8_t>(worker_);
-        st.session = static_cast<uint32_t>(&s - sessions_.get());
-        st.clock_hz = 8000;
+        st.port[0].store(pa.port, std::memory_order_relaxed);
+        st.port[1].store(pb.port, std::memory_order_relaxed);
+        st.addr[0].store(pa.addr, std::memory_order_relaxed);
+        st.addr[1].store(pb.addr, std::memory_order_relaxed);
+        st.owner.store(static_cast<uint8_t>(worker_), std::memory_order_relaxed);
+        st.session.store(slot, std::memory_order_relaxed);
+        st.clock_hz.store(8000, std::memory_order_relaxed);
         st.flags.store(cfg_.mode == latching::strict ? stream_flag::strict : 0, std::memory_order_relaxed);
         table_.publish(id);
         const uint8_t n = s.n_streams.load(std::memory_order_relaxed);
         s.streams[n].store(id, std::memory_order_relaxed);
         s.n_streams.store(static_cast<uint8_t>(n + 1), std::memory_order_release);
-        streams_active_.store(streams_active_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        sw_bump(streams_active_);
     }
     return true;
 }
@@ -257,7 +227,7 @@ sip::sdp_verdict media_sessions::rewrite_sdp(uint64_t call, sip::media_leg to, s
         return sip::sdp_verdict::unchanged;
     }
     if (call == 0) call = 1;
-    uint32_t slot = find(call);
+    uint32_t slot = sessions_.find(call);
     const bool fresh = slot == none;
     if (fresh) {
         slot = create(call, now_ms);
@@ -266,17 +236,17 @@ sip::sdp_verdict media_sessions::rewrite_sdp(uint64_t call, sip::media_leg to, s
             return sip::sdp_verdict::refused;
         }
     }
-    session& s = sessions_[slot];
+    session& s = sessions_.at(slot);
     const unsigned side_to = static_cast<unsigned>(to);
     const unsigned side_from = other(side_to);
     sdp_rewrite r;
-    char addr_text[16];
-    r.address = std::string_view(addr_text, format_ipv4(addr_text, table_.address(s.addr[side_to])));
+    char addr_text[max_address_text];
+    r.address = std::string_view(addr_text, format_address(ip_address::v4(table_.address(s.addr[side_to])), addr_text));
     const unsigned n = std::min<unsigned>(parsed.n_media, max_streams_per_call);
     for (unsigned i = 0; i < n; ++i) {
         const sdp_media& m = parsed.media[i];
         if (m.port == 0 || !m.rtp) continue;
-        if (!ensure_stream(s, i, now_ms)) {
+        if (!ensure_stream(slot, i)) {
             count(media_counter::no_ports);
             if (fresh) end(slot, now_ms);
             return sip::sdp_verdict::refused;
@@ -296,8 +266,9 @@ sip::sdp_verdict media_sessions::rewrite_sdp(uint64_t call, sip::media_leg to, s
         if (m.rtcp_mux)
             st.flags.store(static_cast<uint8_t>(st.flags.load(std::memory_order_relaxed) | stream_flag::rtcp_mux),
                            std::memory_order_relaxed);
-        if (side_from == 0 || st.clock_hz == 8000) st.clock_hz = m.clock_hz;
-        r.port[i] = st.port[side_to];
+        if (side_from == 0 || st.clock_hz.load(std::memory_order_relaxed) == 8000)
+            st.clock_hz.store(m.clock_hz, std::memory_order_relaxed);
+        r.port[i] = st.port[side_to].load(std::memory_order_relaxed);
     }
     const std::size_t len = rtp::rewrite_sdp(body, parsed, r, out);
     if (len == 0) {
@@ -311,31 +282,28 @@ sip::sdp_verdict media_sessions::rewrite_sdp(uint64_t call, sip::media_leg to, s
 
 void media_sessions::end(uint32_t slot, uint64_t now_ms) noexcept
 {
-    session& s = sessions_[slot];
-    const uint64_t call = s.call.load(std::memory_order_relaxed);
+    session& s = sessions_.at(slot);
     const uint8_t n = s.n_streams.load(std::memory_order_relaxed);
     for (uint8_t i = 0; i < n; ++i) {
         const uint32_t id = s.streams[i].load(std::memory_order_relaxed);
         media_stream& st = table_.stream(id);
         table_.unpublish(id);
-        pool_.give_back({st.addr[0], st.port[0]}, now_ms);
-        pool_.give_back({st.addr[1], st.port[1]}, now_ms);
+        for (unsigned side = 0; side < 2; ++side)
+            pool_.give_back({st.addr[side].load(std::memory_order_relaxed), st.port[side].load(std::memory_order_relaxed)},
+                            now_ms);
     }
     streams_active_.store(streams_active_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
     s.n_streams.store(0, std::memory_order_release);
-    uint32_t* link = &heads_[call & mask_];
-    while (*link != none && *link != slot) link = &sessions_[*link].hnext;
-    if (*link == slot) *link = s.hnext;
     timers_.cancel(slot);
     s.call.store(0, std::memory_order_release);
-    free_[n_free_++] = slot;
-    sessions_active_.store(cap_ - n_free_, std::memory_order_relaxed);
+    sessions_.erase(slot);
+    sessions_active_.store(sessions_.size(), std::memory_order_relaxed);
     count(media_counter::sessions_ended);
 }
 
 void media_sessions::call_ended(uint64_t call, uint64_t now_ms) noexcept
 {
-    const uint32_t slot = find(call == 0 ? 1 : call);
+    const uint32_t slot = sessions_.find(call == 0 ? 1 : call);
     if (slot != none) end(slot, now_ms);
 }
 
@@ -345,10 +313,12 @@ uint64_t media_sessions::last_media_ms(const session& s) const noexcept
     const uint8_t n = s.n_streams.load(std::memory_order_relaxed);
     for (uint8_t i = 0; i < n; ++i) {
         const media_stream& st = table_.stream(s.streams[i].load(std::memory_order_relaxed));
-        for (unsigned side = 0; side < 2; ++side)
+        for (unsigned side = 0; side < 2; ++side) {
+            const uint8_t a = st.addr[side].load(std::memory_order_relaxed);
+            const uint16_t p = st.port[side].load(std::memory_order_relaxed);
             for (uint16_t k = 0; k < 2; ++k)
-                last = std::max(last, table_.stats(st.addr[side], static_cast<uint16_t>(st.port[side] + k))
-                                          .last_ms.load(std::memory_order_relaxed));
+                last = std::max(last, table_.stats(a, static_cast<uint16_t>(p + k)).last_ms.load(std::memory_order_relaxed));
+        }
     }
     return last;
 }
@@ -362,7 +332,7 @@ uint32_t media_sessions::silent_calls(uint64_t now_ms, std::span<uint64_t> calls
     timers_.advance(
         now_ms,
         [&](uint32_t slot) {
-            session& s = sessions_[slot];
+            session& s = sessions_.at(slot);
             if (s.call.load(std::memory_order_relaxed) == 0) return;
             const uint64_t last = last_media_ms(s);
             if (now_ms < last + timeout) {
@@ -387,23 +357,25 @@ std::vector<call_media_view> media_sessions::calls() const
     std::vector<call_media_view> v;
     auto flow = [&](const media_stream& st, unsigned side, unsigned k) {
         flow_view f;
-        f.local_ip = table_.address(st.addr[side]);
-        f.local_port = static_cast<uint16_t>(st.port[side] + k);
+        const uint8_t a = st.addr[side].load(std::memory_order_relaxed);
+        const auto local_port = static_cast<uint16_t>(st.port[side].load(std::memory_order_relaxed) + k);
+        f.local = endpoint::udp4(table_.address(a), local_port);
         const uint64_t far = st.far[side][k].load(std::memory_order_relaxed);
-        f.far_ip = far_ip(far);
-        f.far_port = far_port(far);
+        if (far_ip(far) != 0) f.far = endpoint::udp4(far_ip(far), far_port(far));
         f.latched = (far & far_flag::latched) != 0;
-        const flow_stats& fs = table_.stats(st.addr[side], f.local_port);
+        const flow_stats& fs = table_.stats(a, local_port);
         f.packets = fs.packets.load(std::memory_order_relaxed);
         f.bytes = fs.bytes.load(std::memory_order_relaxed);
         f.lost = fs.lost.load(std::memory_order_relaxed);
         f.dropped = fs.dropped.load(std::memory_order_relaxed);
-        const uint32_t hz = st.clock_hz != 0 ? st.clock_hz : 8000;
+        const uint32_t clock = st.clock_hz.load(std::memory_order_relaxed);
+        const uint32_t hz = clock != 0 ? clock : 8000;
         f.jitter_ms = static_cast<double>(fs.jitter.load(std::memory_order_relaxed)) / 16.0 * 1000.0 / hz;
         return f;
     };
-    for (uint32_t i = 0; i < cap_; ++i) {
-        const session& s = sessions_[i];
+    // Every record, not the table's index: that is the worker's alone.
+    for (uint32_t i = 0; i < sessions_.capacity(); ++i) {
+        const session& s = sessions_.at(i);
         const uint64_t call = s.call.load(std::memory_order_acquire);
         if (call == 0) continue;
         call_media_view c;

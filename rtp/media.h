@@ -18,6 +18,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/limits.h"
+#include "common/address.h"
+#include "common/slot_table.h"
 #include "rtp/flow_table.h"
 #include "sip-fastpath/media_hook.h"
 #include "sip-fastpath/timer_wheel.h"
@@ -35,13 +38,13 @@ constexpr unsigned max_streams_per_call = 4;  ///< m-lines anchored per call; mo
 /// The `[media]` section (control/config.* parses it). Absent: no anchoring at all.
 struct media_config {
     bool enabled = false;
-    std::vector<uint32_t> addresses;  ///< host order; each one of an interface's addresses
+    std::vector<ip_address> addresses;  ///< each one of an interface's addresses (IPv4 only for now)
     uint16_t port_min = default_port_min;  ///< even
     uint16_t port_max = default_port_max;
     latching mode = latching::symmetric;
     uint32_t inactivity_timeout_s = default_inactivity_timeout_s;  ///< 0: never
     uint32_t quarantine_ms = default_quarantine_ms;  ///< a freed port is reused after this
-    uint32_t sessions_per_worker = 65536;            ///< calls with media per worker
+    uint32_t sessions_per_worker = sbc::default_media_sessions_per_worker;            ///< calls with media per worker
 };
 
 /// One worker's media ports: even/odd pairs from its slice of the range, on every media
@@ -113,10 +116,8 @@ std::string_view media_counter_help(media_counter c) noexcept;
 
 /// One direction of one stream as the views show it (a flow: packets arriving on `port`).
 struct flow_view {
-    uint32_t local_ip = 0;
-    uint16_t local_port = 0;
-    uint32_t far_ip = 0;     ///< where the packets came from (latched) or the SDP said
-    uint16_t far_port = 0;
+    endpoint local;          ///< our address and port the flow arrives on
+    endpoint far;            ///< where the packets came from (latched) or the SDP said; unset: not known
     bool latched = false;
     uint64_t packets = 0, bytes = 0;
     uint32_t lost = 0;
@@ -178,10 +179,9 @@ public:
     struct session;
 
 private:
-    uint32_t find(uint64_t call) const noexcept;
     uint32_t create(uint64_t call, uint64_t now_ms) noexcept;
     void end(uint32_t slot, uint64_t now_ms) noexcept;
-    bool ensure_stream(session& s, unsigned m, uint64_t now_ms) noexcept;
+    bool ensure_stream(uint32_t slot, unsigned m) noexcept;
     void count(media_counter c, uint64_t n = 1) noexcept;
     [[nodiscard]] uint64_t last_media_ms(const session& s) const noexcept;
 
@@ -189,12 +189,7 @@ private:
     unsigned worker_;
     media_config cfg_;
     port_pool pool_;
-    uint32_t cap_;
-    uint32_t mask_;
-    std::unique_ptr<session[]> sessions_;
-    std::unique_ptr<uint32_t[]> heads_;
-    std::unique_ptr<uint32_t[]> free_;
-    uint32_t n_free_;
+    slot_table<session> sessions_;  ///< by Call-ID hash; the views read the records' atomics
     sip::timer_wheel timers_;  ///< per session: when to look at its media again
     std::array<std::atomic<uint64_t>, media_counter_count> counters_{};
     std::atomic<uint64_t> sessions_active_{0};

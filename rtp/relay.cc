@@ -1,6 +1,7 @@
 // The RTP/RTCP relay stage (see relay.h): lookup by direct index, latching, RFC 3550
 // accounting, and the in-place rewrite of Ethernet, IPv4 and UDP towards the other leg.
 // Any worker, RCU read side; no heap, locks, system calls or logging; tallies per burst.
+#include "common/counter.h"
 #include "rtp/relay.h"
 
 #include <cstring>
@@ -9,6 +10,8 @@
 #include <rte_ip.h>
 #include <rte_prefetch.h>
 #include <rte_udp.h>
+
+#include "dataplane/l2.h"
 
 namespace sbc::rtp {
 
@@ -108,7 +111,7 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
     if ((flags & stream_flag::strict) != 0 || env.strict) {
         if (!from_far) {
             t.drop(relay_drop::source_mismatch);
-            fs.dropped.store(fs.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+            sw_bump(fs.dropped);
             return false;
         }
         if ((far & far_flag::latched) == 0) {
@@ -123,18 +126,19 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
         ++t.latched;
     } else if (!from_far) {
         t.drop(relay_drop::source_mismatch);
-        fs.dropped.store(fs.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        sw_bump(fs.dropped);
         return false;
     }
 
     // Counters of the flow arriving here (this worker is its only writer).
-    fs.packets.store(fs.packets.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    fs.bytes.store(fs.bytes.load(std::memory_order_relaxed) + len, std::memory_order_relaxed);
+    sw_bump(fs.packets);
+    sw_add(fs.bytes, uint64_t{len});
     fs.last_ms.store(now_ms, std::memory_order_relaxed);
     if (!rtcp && (payload[0] >> 6) == 2) {
         const uint16_t seq = static_cast<uint16_t>(payload[2] << 8 | payload[3]);
         const uint32_t ts = uint32_t{payload[4]} << 24 | uint32_t{payload[5]} << 16 | uint32_t{payload[6]} << 8 | payload[7];
-        const double units = static_cast<double>(now_tsc) * (static_cast<double>(st.clock_hz) / static_cast<double>(env.tsc_hz));
+        const auto clock_hz = static_cast<double>(st.clock_hz.load(std::memory_order_relaxed));
+        const double units = static_cast<double>(now_tsc) * (clock_hz / static_cast<double>(env.tsc_hz));
         rtp_account(fs, seq, ts, static_cast<uint32_t>(static_cast<uint64_t>(units)));
     }
 
@@ -144,7 +148,7 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
         t.drop(relay_drop::no_destination);
         return false;
     }
-    const unsigned addr_out = st.addr[os];
+    const unsigned addr_out = st.addr[os].load(std::memory_order_relaxed);
     const media_egress& e = env.egress[addr_out];
     uint8_t dmac[6];
     const uint64_t mw = st.far_mac[os].load(std::memory_order_relaxed);
@@ -164,32 +168,15 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
     }
 
     // L2: the egress interface may differ in its VLAN tag from the one the frame came on.
-    const uint16_t want_l2 = e.vlan != 0 ? sizeof(rte_ether_hdr) + sizeof(rte_vlan_hdr) : sizeof(rte_ether_hdr);
-    if (want_l2 > m->l2_len) {
-        if (rte_pktmbuf_prepend(m, static_cast<uint16_t>(want_l2 - m->l2_len)) == nullptr) {
-            t.drop(relay_drop::no_route);  // no headroom: cannot happen for received frames
-            return false;
-        }
-    } else if (want_l2 < m->l2_len) {
-        rte_pktmbuf_adj(m, static_cast<uint16_t>(m->l2_len - want_l2));
-    }
-    m->l2_len = want_l2;
-    auto* oeth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
-    std::memcpy(oeth->dst_addr.addr_bytes, dmac, 6);
-    std::memcpy(oeth->src_addr.addr_bytes, e.mac, 6);
-    if (e.vlan != 0) {
-        oeth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
-        auto* vh = reinterpret_cast<rte_vlan_hdr*>(oeth + 1);
-        vh->vlan_tci = rte_cpu_to_be_16(e.vlan);
-        vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-    } else {
-        oeth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+    if (!dataplane::write_l2(m, e.vlan, e.mac, dmac)) {
+        t.drop(relay_drop::no_route);  // no headroom: cannot happen for received frames
+        return false;
     }
 
     // L3/L4 in place; ip and udp pointers still hold (only the L2 part moved).
     const uint32_t new_src = rte_cpu_to_be_32(table.address(addr_out));
     const uint32_t new_dst = rte_cpu_to_be_32(far_ip(dst));
-    const uint16_t new_sport = rte_cpu_to_be_16(static_cast<uint16_t>(st.port[os] + k));
+    const uint16_t new_sport = rte_cpu_to_be_16(static_cast<uint16_t>(st.port[os].load(std::memory_order_relaxed) + k));
     const uint16_t new_dport = rte_cpu_to_be_16(far_port(dst));
     if (e.tx_udp_cksum) {
         ip->src_addr = new_src;

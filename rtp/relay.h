@@ -15,6 +15,7 @@
 
 #include <rte_mbuf.h>
 
+#include "common/counter.h"
 #include "rtp/flow_table.h"
 
 namespace sbc::rtp {
@@ -49,7 +50,7 @@ struct alignas(64) relay_counters {
 
     void add(std::atomic<uint64_t>& a, uint64_t n) noexcept
     {
-        a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        sw_add(a, n);
     }
 };
 

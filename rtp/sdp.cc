@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+
+#include "common/address.h"
 
 namespace sbc::rtp {
 
@@ -19,24 +22,6 @@ bool read_uint(std::string_view s, std::size_t& pos, uint32_t& v, unsigned max_d
     while (pos < s.size() && is_digit(s[pos]) && pos - start < max_digits) x = x * 10 + static_cast<uint64_t>(s[pos++] - '0');
     if (pos == start || x > 0xffffffffu) return false;
     v = static_cast<uint32_t>(x);
-    return true;
-}
-
-bool parse_ipv4(std::string_view s, uint32_t& ip) noexcept
-{
-    std::size_t pos = 0;
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-        uint32_t o;
-        if (!read_uint(s, pos, o, 3) || o > 255) return false;
-        v = v << 8 | o;
-        if (i < 3) {
-            if (pos >= s.size() || s[pos] != '.') return false;
-            ++pos;
-        }
-    }
-    if (pos != s.size()) return false;
-    ip = v;
     return true;
 }
 
@@ -70,7 +55,9 @@ bool connection(std::string_view body, std::string_view v, uint32_t base, sdp_sp
         return true;
     }
     if (type.in(body) != "IP4") return false;
-    ipv4 = parse_ipv4(a.in(body), ip);
+    const std::optional<ip_address> parsed = parse_ipv4(a.in(body));
+    ipv4 = parsed.has_value();
+    if (ipv4) ip = parsed->v4_host();
     addr = a;
     return ipv4;
 }

@@ -24,13 +24,6 @@ constexpr std::array<std::string_view, proxy_counter_count> counter_helps{
 #undef SBC_X
 };
 
-uint32_t pow2_at_least(uint32_t n)
-{
-    uint32_t p = 1;
-    while (p < n) p <<= 1;
-    return p;
-}
-
 /// URI host, port and transport as an endpoint; false when the host is not an address
 /// literal (the fast path does no DNS). A `transport` parameter names the transport (a sips
 /// URI means TLS); the connection is left to the send step.
@@ -57,66 +50,17 @@ bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
 std::string_view proxy_counter_name(proxy_counter c) noexcept { return counter_names[static_cast<std::size_t>(c)]; }
 std::string_view proxy_counter_help(proxy_counter c) noexcept { return counter_helps[static_cast<std::size_t>(c)]; }
 
-proxy::dialog_table::dialog_table(uint32_t n)
-    : cap(n),
-      mask(pow2_at_least(n) - 1),
-      entries(new entry[n]),
-      heads(new uint32_t[mask + 1]),
-      free_list(new uint32_t[n]),
-      n_free(n),
-      timers(n)
-{
-    for (uint32_t i = 0; i <= mask; ++i) heads[i] = none_slot;
-    for (uint32_t i = 0; i < n; ++i) free_list[i] = n - 1 - i;
-}
-
-uint32_t proxy::dialog_table::find(uint64_t key) const noexcept
-{
-    for (uint32_t s = heads[key & mask]; s != none_slot; s = entries[s].hnext)
-        if (entries[s].callid_hash == key) return s;
-    return none_slot;
-}
-
-uint32_t proxy::dialog_table::insert(uint64_t key) noexcept
-{
-    if (n_free == 0) return none_slot;
-    const uint32_t s = free_list[--n_free];
-    entry& e = entries[s];
-    e = entry{};
-    e.callid_hash = key;
-    e.used = true;
-    e.hnext = heads[key & mask];
-    heads[key & mask] = s;
-    return s;
-}
-
-void proxy::dialog_table::erase(uint32_t s) noexcept
-{
-    uint32_t* link = &heads[entries[s].callid_hash & mask];
-    while (*link != none_slot && *link != s) link = &entries[*link].hnext;
-    if (*link == s) *link = entries[s].hnext;
-    timers.cancel(s);
-    entries[s].used = false;
-    free_list[n_free++] = s;
-}
-
 proxy::proxy(uint8_t worker, uint32_t setups, uint32_t dialogs, uint64_t seed)
     : worker_(worker),
       n_setups_(setups),
-      setups_(new setup[setups]),
+      setups_(std::make_unique<setup_table>(setups)),
       buffers_(new char[std::size_t{setups} * max_out_size]),
-      free_(new uint32_t[setups]),
-      n_free_(setups),
-      index_(new uint32_t[pow2_at_least(setups)]),
-      index_mask_(pow2_at_least(setups) - 1),
       dialogs_(std::make_unique<dialog_table>(dialogs)),
       timers_(setups),
       stats_(std::make_unique<proxy_stats>()),
       own_(std::make_unique<message>()),
       aux_(std::make_unique<message>())
 {
-    for (uint32_t i = 0; i < setups; ++i) free_[i] = setups - 1 - i;
-    for (uint32_t i = 0; i <= index_mask_; ++i) index_[i] = none_slot;
     select_.rng ^= seed * 0x9E3779B97F4A7C15ull + worker;
     if (select_.rng == 0) select_.rng = 1;
 }
@@ -125,27 +69,22 @@ proxy::~proxy() = default;
 
 uint32_t proxy::find_setup(uint64_t key) const noexcept
 {
-    for (uint32_t s = index_[key & index_mask_]; s != none_slot; s = setups_[s].hnext)
-        if (setups_[s].up_key == key && setups_[s].state != setup_state::free) return s;
-    return none_slot;
+    return setups_->find(key);
 }
 
 void proxy::release(uint32_t slot) noexcept
 {
-    setup& s = setups_[slot];
-    uint32_t* link = &index_[s.up_key & index_mask_];
-    while (*link != none_slot && *link != slot) link = &setups_[*link].hnext;
-    if (*link == slot) *link = s.hnext;
+    setup& s = setups_->at(slot);
     timers_.cancel(slot);
     if (s.peer_id != no_peer) bump(stats_->active_by_peer[s.peer_id], -1);
     s.state = setup_state::free;
-    free_[n_free_++] = slot;
-    stats_->setups_active.store(n_setups_ - n_free_, std::memory_order_relaxed);
+    setups_->erase(slot);
+    stats_->setups_active.store(setups_->size(), std::memory_order_relaxed);
 }
 
 void proxy::arm(uint32_t slot) noexcept
 {
-    const setup& s = setups_[slot];
+    const setup& s = setups_->at(slot);
     uint64_t due = 0;
     for (uint64_t t : {s.t_retransmit, s.t_no_response, s.t_give_up, s.t_release})
         if (t != 0 && (due == 0 || t < due)) due = t;
@@ -266,8 +205,8 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
     case method::cancel: on_cancel(a, out); return;
     case method::ack: {
         const uint32_t s = find_setup(upstream_key(m, a.src));
-        if (s != none_slot && setups_[s].state == setup_state::completed) {
-            setup& st = setups_[s];
+        if (s != none_slot && setups_->at(s).state == setup_state::completed) {
+            setup& st = setups_->at(s);
             st.state = setup_state::lingering;
             st.t_retransmit = 0;
             st.t_release = a.now_ms + linger_ms;
@@ -418,7 +357,7 @@ void proxy::on_response(const proxy_tables& t, const peer_health& h, const sip_i
     const message& m = *msg_;
     txn_id id;
     if (m.has_top_via && read_branch(m.text(m.top_via.branch), id) && id.worker == worker_ && id.slot < n_setups_) {
-        setup& s = setups_[id.slot];
+        setup& s = setups_->at(id.slot);
         if (s.state != setup_state::free && s.gen == id.gen && s.attempt == id.attempt &&
             m.cseq_method == method::invite) {
             invite_response(t, h, id.slot, a, out);
@@ -449,7 +388,7 @@ void proxy::on_tick(const proxy_tables& t, const peer_health& h, uint64_t now_ms
         now_ms,
         [&](uint32_t slot) {
             // A BYE that never got its 200: the dialog is over anyway.
-            if (dialogs_->entries[slot].used) dialog_end(dialogs_->entries[slot].callid_hash);
+            if (dialogs_->table.used(slot)) dialog_end(dialogs_->table.key(slot));
         },
         [] { return true; });
 }
@@ -459,9 +398,9 @@ void proxy::dialog_started(uint64_t key, uint32_t peer_id) noexcept
     if (dialogs_->find(key) != none_slot) return;
     const uint32_t d = dialogs_->insert(key);
     if (d == none_slot) return;  // a call without dialog state: only its counting is lost
-    dialogs_->entries[d].peer_id = peer_id;
+    dialogs_->table.at(d).peer_id = peer_id;
     stats_->add(proxy_counter::dialogs_created);
-    stats_->dialogs_active.store(dialogs_->cap - dialogs_->n_free, std::memory_order_relaxed);
+    stats_->dialogs_active.store(dialogs_->table.size(), std::memory_order_relaxed);
     if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], +1);
 }
 
@@ -469,8 +408,8 @@ void proxy::dialog_bye_seen(uint64_t key, uint64_t now) noexcept
 {
     // The dialog ends with the BYE's 200, or bye_wait_ms after the BYE without one.
     const uint32_t d = dialogs_->find(key);
-    if (d == none_slot || dialogs_->entries[d].ending) return;
-    dialogs_->entries[d].ending = true;
+    if (d == none_slot || dialogs_->table.at(d).ending) return;
+    dialogs_->table.at(d).ending = true;
     if (dialogs_->timers.now() == 0) dialogs_->timers.start(now);
     dialogs_->timers.schedule(d, now + bye_wait_ms);
 }
@@ -479,11 +418,11 @@ void proxy::dialog_end(uint64_t key) noexcept
 {
     const uint32_t d = dialogs_->find(key);
     if (d == none_slot) return;
-    if (dialogs_->entries[d].peer_id != no_peer) bump(stats_->active_by_peer[dialogs_->entries[d].peer_id], -1);
+    if (const uint32_t peer = dialogs_->table.at(d).peer_id; peer != no_peer) bump(stats_->active_by_peer[peer], -1);
     dialogs_->erase(d);
     media_end(key);
     stats_->add(proxy_counter::dialogs_ended);
-    stats_->dialogs_active.store(dialogs_->cap - dialogs_->n_free, std::memory_order_relaxed);
+    stats_->dialogs_active.store(dialogs_->table.size(), std::memory_order_relaxed);
 }
 
 }  // namespace sbc::sip

@@ -15,6 +15,7 @@
 #include <span>
 #include <string_view>
 
+#include "common/counter.h"
 #include "common/address.h"
 #include "sip-fastpath/media_hook.h"
 #include "sip-fastpath/peer_select.h"
@@ -132,19 +133,18 @@ struct proxy_stats {
     /// Final failures per peer id by class: [0] 4xx, [1] 5xx, [2] 6xx, [3] timeout, [4] ICMP.
     std::array<std::array<std::atomic<uint32_t>, 5>, max_peers> failures_by_peer{};
     std::array<std::atomic<uint32_t>, max_peers> attempts_by_peer{};
-    static constexpr std::size_t max_counted = 256;  ///< trunks and routes counted one by one
+    static constexpr std::size_t max_counted = sbc::max_counted;  ///< trunks and routes counted one by one
     /// New INVITEs by arrival trunk index, and by the route they took (the last slot: none).
     std::array<std::atomic<uint64_t>, max_counted> invites_by_trunk{};
     std::array<std::atomic<uint64_t>, max_counted + 1> invites_by_route{};
 
     void add(proxy_counter k, uint64_t n = 1) noexcept
     {
-        auto& a = c[static_cast<std::size_t>(k)];
-        a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        sw_add(c[static_cast<std::size_t>(k)], n);
     }
     [[nodiscard]] uint64_t get(proxy_counter k) const noexcept
     {
-        return c[static_cast<std::size_t>(k)].load(std::memory_order_relaxed);
+        return sw_get(c[static_cast<std::size_t>(k)]);
     }
 };
 
@@ -184,6 +184,7 @@ public:
     void set_media(media_hook* m);
 
     struct setup;
+    struct setup_table;
     struct dialog_table;
     struct media_dialog;
 
@@ -234,12 +235,10 @@ private:
 
     uint8_t worker_;
     uint32_t n_setups_;
-    std::unique_ptr<setup[]> setups_;
+    /// Setups by upstream key (LIFO free list: hot slots reused); slot_table<setup>, held by
+    /// pointer so that this header needs not know setup.
+    std::unique_ptr<setup_table> setups_;
     std::unique_ptr<char[]> buffers_;   ///< one max_out_size buffer per setup
-    std::unique_ptr<uint32_t[]> free_;  ///< LIFO free list of setup slots (hot slots reused)
-    uint32_t n_free_;
-    std::unique_ptr<uint32_t[]> index_;  ///< open addressing: upstream key -> setup slot
-    uint32_t index_mask_;
     std::unique_ptr<dialog_table> dialogs_;
     timer_wheel timers_;
     select_state select_;

@@ -22,11 +22,6 @@ std::string_view user_of(std::string_view raw, span uri_text)
     return u.user.in(raw);
 }
 
-void bump64(std::atomic<uint64_t>& a)
-{
-    a.store(a.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
-
 }  // namespace
 
 int proxy::route_group(const proxy_tables& t, const sip_input& a, bool count, outbox& out) noexcept
@@ -42,7 +37,7 @@ int proxy::route_group(const proxy_tables& t, const sip_input& a, bool count, ou
     }
     if (route < 0) route = t.default_route;
     if (count)
-        bump64(stats_->invites_by_route[route >= 0 && static_cast<std::size_t>(route) < proxy_stats::max_counted
+        sw_bump(stats_->invites_by_route[route >= 0 && static_cast<std::size_t>(route) < proxy_stats::max_counted
                                             ? static_cast<std::size_t>(route)
                                             : proxy_stats::max_counted]);
     if (route < 0 || static_cast<std::size_t>(route) >= t.routes.size() ||
@@ -94,7 +89,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
     if (known != none_slot) {
         // A retransmitted INVITE: repeat what the caller last heard from us.
         stats_->add(proxy_counter::retransmissions_absorbed);
-        setup& s = setups_[known];
+        setup& s = setups_->at(known);
         if ((s.state == setup_state::completed || s.state == setup_state::lingering) && s.final_len != 0) {
             if (out_message* d = out.next()) {
                 std::memcpy(d->data.data(), &buffers_[std::size_t{known} * max_out_size + s.invite_len], s.final_len);
@@ -106,7 +101,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
         return;
     }
     stats_->add(proxy_counter::invites);
-    if (a.trunk < proxy_stats::max_counted) bump64(stats_->invites_by_trunk[a.trunk]);
+    if (a.trunk < proxy_stats::max_counted) sw_bump(stats_->invites_by_trunk[a.trunk]);
     if (h.draining()) {
         // Draining for a rolling update: existing calls go on, new ones go elsewhere.
         stats_->add(proxy_counter::refused_draining);
@@ -117,7 +112,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
     if (route_group_index < 0) return;
     const auto group = static_cast<uint16_t>(route_group_index);
 
-    if (n_free_ == 0 || m.raw.size() > max_out_size) {
+    if (setups_->full() || m.raw.size() > max_out_size) {
         stats_->add(proxy_counter::table_full);
         respond(a, 503, "Service Unavailable (call table full)", out, true, t.retry.retry_after_s);
         return;
@@ -132,13 +127,12 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
             return;
         }
     }
-    const uint32_t slot = free_[--n_free_];
-    stats_->setups_active.store(n_setups_ - n_free_, std::memory_order_relaxed);
-    setup& s = setups_[slot];
+    const uint32_t slot = setups_->insert(key);
+    stats_->setups_active.store(setups_->size(), std::memory_order_relaxed);
+    setup& s = setups_->at(slot);
     const uint16_t gen = static_cast<uint16_t>(s.gen + 1);
     s = setup{};
     s.gen = gen;
-    s.up_key = key;
     s.callid_hash = hash_bytes(m.call_id());
     if (t.canaries) {
         // Which canary peers this call may go to (and will, first): one scan per field.
@@ -152,8 +146,6 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
     s.state = setup_state::calling;
     s.invite_len = static_cast<uint16_t>(m.raw.size());
     std::memcpy(&buffers_[std::size_t{slot} * max_out_size], m.raw.data(), m.raw.size());
-    s.hnext = index_[key & index_mask_];
-    index_[key & index_mask_] = slot;
 
     respond(a, 100, {}, out);  // at once: the caller stops retransmitting
     first_attempt_ = true;
@@ -163,7 +155,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
 
 bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
 {
-    setup& s = setups_[slot];
+    setup& s = setups_->at(slot);
     out_message* d = out.next();
     if (d == nullptr) {
         stats_->add(proxy_counter::outbox_full);
@@ -200,7 +192,7 @@ bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
 void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t slot, failure_cause why,
                          uint64_t now, outbox& out) noexcept
 {
-    setup& s = setups_[slot];
+    setup& s = setups_->at(slot);
     switch (why) {
     case failure_cause::code: stats_->add(proxy_counter::retries_code); break;
     case failure_cause::timeout: stats_->add(proxy_counter::retries_timeout); break;
@@ -258,7 +250,7 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
 
 void proxy::failure(uint32_t slot, failure_cause why, uint16_t code, outbox& out) noexcept
 {
-    const setup& s = setups_[slot];
+    const setup& s = setups_->at(slot);
     if (s.peer_id == no_peer) return;
     out.event(peer_event{peer_event_kind::failed, why, code, s.peer_id});
     std::size_t cls = why == failure_cause::timeout ? 3 : why == failure_cause::icmp ? 4 : code >= 600 ? 2 : code >= 500 ? 1 : 0;
@@ -269,7 +261,7 @@ void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::strin
 {
     // CANCEL or hop-by-hop ACK to the current peer, built from the stored INVITE (RFC 3261
     // 9.1 and 17.1.1.3): same Request-URI, our Via of this attempt, From, Call-ID, CSeq number.
-    setup& s = setups_[slot];
+    setup& s = setups_->at(slot);
     out_message* d = out.next();
     if (d == nullptr) return;
     const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
@@ -305,11 +297,11 @@ void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::strin
 void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, uint64_t now,
                              outbox& out) noexcept
 {
-    setup& s = setups_[slot];
+    setup& s = setups_->at(slot);
     const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
     parse(stored, *aux_);
     char tag[12];
-    put_hex(tag, s.callid_hash ^ s.up_key, 12);
+    put_hex(tag, s.callid_hash ^ setups_->key(slot), 12);
     response_spec spec;
     spec.code = code;
     spec.to_tag = std::string_view(tag, 12);
@@ -341,7 +333,7 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
 void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
 {
     // The peer's response, our Via removed, to the caller; finals are kept for retransmission.
-    setup& s = setups_[slot];
+    setup& s = setups_->at(slot);
     if (!has_second_via(*msg_)) {
         stats_->add(proxy_counter::stale_responses);  // only our Via: meant for us, not the caller
         return;
@@ -366,7 +358,7 @@ void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
 void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_t slot, const sip_input& a,
                             outbox& out) noexcept
 {
-    setup& s = setups_[slot];
+    setup& s = setups_->at(slot);
     const message& m = *msg_;
     const uint16_t code = m.status;
     if (s.state == setup_state::completed || s.state == setup_state::lingering) {
@@ -400,7 +392,7 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], -1);
         s.peer_id = no_peer;
         dialog_started(s.callid_hash, peer_id);
-        if (const uint32_t dl = dialogs_->find(s.callid_hash); dl != none_slot) dialogs_->entries[dl].caller = s.caller;
+        if (const uint32_t dl = dialogs_->find(s.callid_hash); dl != none_slot) dialogs_->table.at(dl).caller = s.caller;
         media_dialog_started(slot);
         // Done: 2xx retransmissions are relayed statelessly (our Via names the caller), and
         // the caller stopped repeating its INVITE at our 100 Trying, so nothing needs the slot.
@@ -444,7 +436,7 @@ void proxy::on_cancel(const sip_input& a, outbox& out) noexcept
         return;
     }
     respond(a, 200, {}, out);  // the CANCEL itself; the INVITE's 487 follows
-    setup& s = setups_[slot];
+    setup& s = setups_->at(slot);
     if (s.state == setup_state::completed || s.state == setup_state::lingering || s.cancelled) return;
     s.cancelled = true;
     // CANCEL may only follow a provisional (RFC 3261 9.1); until one arrives it waits.
@@ -466,7 +458,7 @@ void proxy::on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std
     txn_id id;
     if (!read_branch(quoted.substr(at, branch_stateful_len), id) || id.worker != worker_ || id.slot >= n_setups_)
         return;
-    setup& s = setups_[id.slot];
+    setup& s = setups_->at(id.slot);
     if (s.state != setup_state::calling && s.state != setup_state::proceeding) return;
     if (s.gen != id.gen || (s.attempt & 0xf) != id.attempt || !s.peer.same_place(to)) return;
     failure(id.slot, failure_cause::icmp, 0, out);
@@ -479,7 +471,7 @@ void proxy::on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std
 
 void proxy::fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uint64_t now, outbox& out) noexcept
 {
-    setup& s = setups_[slot];
+    setup& s = setups_->at(slot);
     if (s.state == setup_state::free) return;
     if (s.t_release != 0 && now >= s.t_release &&
         (s.state == setup_state::completed || s.state == setup_state::lingering)) {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/counter.h"
+#include "common/slot_table.h"
 #include "sip-fastpath/proxy.h"
 
 namespace sbc::sip {
@@ -36,7 +38,7 @@ inline endpoint leg_local(const endpoint& local, const endpoint& remote) noexcep
 /// Single-writer add to a gauge other threads read (relaxed: each value stands alone).
 inline void bump(std::atomic<uint32_t>& a, int d) noexcept
 {
-    a.store(static_cast<uint32_t>(static_cast<int>(a.load(std::memory_order_relaxed)) + d), std::memory_order_relaxed);
+    sw_move(a, d);
 }
 
 enum class setup_state : uint8_t {
@@ -48,8 +50,9 @@ enum class setup_state : uint8_t {
     lingering,   ///< done; absorbs retransmissions until released
 };
 
+/// One INVITE server transaction and its client attempts; its key in the setups table is the
+/// upstream key (upstream_key: the caller's branch and source).
 struct proxy::setup {
-    uint64_t up_key = 0;       ///< upstream transaction: hash of branch and source
     uint64_t callid_hash = 0;
     uint64_t canary_mask = 0;  ///< canary slots the INVITE matched (peer_select.h)
     endpoint caller;           ///< where responses go (the request's source)
@@ -73,7 +76,10 @@ struct proxy::setup {
     uint64_t t_no_response = 0;
     uint64_t t_give_up = 0;
     uint64_t t_release = 0;
-    uint32_t hnext = none_slot;
+};
+
+struct proxy::setup_table : slot_table<setup> {
+    using slot_table<setup>::slot_table;
 };
 
 /// What ending a call from the middle takes (media inactivity): a BYE to each side as the
@@ -91,30 +97,33 @@ struct proxy::media_dialog {
     [[nodiscard]] std::string_view get(field f) const noexcept { return {text.data() + off[f], len[f]}; }
 };
 
-/// Dialogs of active calls, by Call-ID hash: chained hash over a fixed array, with a timer
-/// wheel for the ones a BYE is ending.
+/// Dialogs of active calls in the slot table, by Call-ID hash, with a timer wheel for the ones
+/// a BYE is ending.
 struct proxy::dialog_table {
     struct entry {
-        uint64_t callid_hash = 0;
         uint32_t peer_id = no_peer;
-        uint32_t hnext = none_slot;
         endpoint caller{};    ///< the caller's signalling address: tells leg A from leg B
-        bool used = false;
         bool ending = false;
     };
-    explicit dialog_table(uint32_t n);
+    explicit dialog_table(uint32_t n) : table(n), timers(n) {}
 
-    uint32_t find(uint64_t key) const noexcept;
-    uint32_t insert(uint64_t key) noexcept;  ///< none_slot when full
-    void erase(uint32_t slot) noexcept;
+    [[nodiscard]] uint32_t find(uint64_t key) const noexcept { return table.find(key); }
+    /// A fresh entry for `key`; none_slot when full.
+    uint32_t insert(uint64_t key) noexcept
+    {
+        const uint32_t s = table.insert(key);
+        if (s != none_slot) table.at(s) = entry{};
+        return s;
+    }
+    void erase(uint32_t slot) noexcept
+    {
+        timers.cancel(slot);
+        table.erase(slot);
+    }
 
-    uint32_t cap;
-    uint32_t mask;
-    std::unique_ptr<entry[]> entries;
-    std::unique_ptr<uint32_t[]> heads;
-    std::unique_ptr<uint32_t[]> free_list;
-    uint32_t n_free;
+    slot_table<entry> table;
     timer_wheel timers;
 };
+static_assert(slot_table<proxy::dialog_table::entry>::none == none_slot, "one 'no slot' value");
 
 }  // namespace sbc::sip

@@ -29,7 +29,7 @@ bool proxy::media_body(const message& m, uint64_t call, media_leg to, edits& e) 
 media_leg proxy::media_leg_of(uint64_t call, const endpoint& ep, const proxy_tables* t) const noexcept
 {
     const uint32_t d = dialogs_->find(call);
-    if (d != none_slot) return dialogs_->entries[d].caller == ep ? media_leg::a : media_leg::b;
+    if (d != none_slot) return dialogs_->table.at(d).caller == ep ? media_leg::a : media_leg::b;
     return t != nullptr && t->find_peer(ep.addr, ep.port) != no_peer ? media_leg::b : media_leg::a;
 }
 
@@ -42,13 +42,13 @@ void proxy::set_media(media_hook* m)
 {
     media_ = m;
     if (!sdp_buf_) sdp_buf_ = std::make_unique<std::array<char, max_out_size>>();
-    if (!media_dialogs_) media_dialogs_.reset(new media_dialog[dialogs_->cap]);
+    if (!media_dialogs_) media_dialogs_.reset(new media_dialog[dialogs_->table.capacity()]);
 }
 
 void proxy::media_dialog_started(uint32_t slot) noexcept
 {
     if (media_ == nullptr) return;
-    const setup& s = setups_[slot];
+    const setup& s = setups_->at(slot);
     const uint32_t d = dialogs_->find(s.callid_hash);
     if (d == none_slot) return;
     media_dialog& md = media_dialogs_[d];
@@ -95,7 +95,7 @@ void proxy::media_bye(uint32_t d, bool to_a, outbox& out) noexcept
     // As the other side would send it: To A, From is B's identity (its tag) and vice versa.
     // Our Via carries a stateless branch: the 200 comes back to us and is absorbed there.
     char branch[32];
-    const uint64_t key = dialogs_->entries[d].callid_hash ^ (to_a ? 0xa : 0xb);
+    const uint64_t key = dialogs_->table.key(d) ^ (to_a ? 0xa : 0xb);
     const std::size_t branch_len = write_stateless_branch(branch, key);
     char via[max_via_size];
     const endpoint& target = to_a ? md.a : md.b;

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/limits.h"
 #include "common/address.h"
 
 namespace sbc::sip {
@@ -40,10 +41,10 @@ struct trunk {
     }
 };
 
-constexpr std::size_t max_peers = 4096;
+using sbc::max_peers;
 constexpr uint32_t no_peer = 0xffffffff;
 /// Canary peers at once: a call's matching canaries are one 64-bit mask.
-constexpr std::size_t max_canaries = 64;
+using sbc::max_canaries;
 constexpr uint8_t no_canary = 0xff;
 
 struct peer {

@@ -358,7 +358,7 @@ bool run_relay(bench& b, unsigned flows, bool pipeline, std::mt19937_64& rng)
     tc.workers = 1;
     rtp::media_config mc;
     mc.enabled = true;
-    mc.addresses = tc.addresses;
+    for (const uint32_t a : tc.addresses) mc.addresses.push_back(sbc::ip_address::v4(a));
     mc.port_min = port_min;
     mc.port_max = port_max;
     mc.inactivity_timeout_s = 0;

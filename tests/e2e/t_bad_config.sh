@@ -22,3 +22,19 @@ out=$("$BUILD/sbcd" --config "$DIR/missing.toml" 2>&1); rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "missing file: exit $rc, expected 2"
 expect_contains "$out" "missing.toml" "missing file named"
+
+# What the dataplane's tables cannot hold is refused, not dropped: a fifth VLAN on one device
+# (only four fit a port), and an IPv6 address (only IPv4 runs yet).
+{
+  for v in 1 2 3 4 5; do
+    printf '[[interface]]\nname = "v%s"\ndevice = "net_null0"\naddress = "198.18.%s.1/24"\nvlan = %s\n' "$v" "$v" "$v"
+  done
+  printf '[[interface]]\nname = "six"\ndevice = "net_null1"\naddress = "2001:db8::1/64"\n'
+} >"$DIR/limits.toml"
+set +e
+out=$("$BUILD/sbcd" --check --config "$DIR/limits.toml" 2>&1); rc=$?
+set -e
+[ "$rc" -eq 2 ] || { echo "$out" >&2; fail "limits: exit code $rc, expected 2"; }
+expect_contains "$out" "$DIR/limits.toml:23: interface[4].device: expected at most 4 interfaces (VLANs) on one device" \
+  "fifth VLAN refused with file, line and key"
+expect_contains "$out" "$DIR/limits.toml:29: interface[5].address: IPv6 is not supported yet" "IPv6 refused"

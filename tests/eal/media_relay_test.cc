@@ -79,7 +79,7 @@ protected:
         ASSERT_TRUE(h_->ok()) << h_->error();
         rtp::media_config c;
         c.enabled = true;
-        c.addresses = {our_ip};
+        c.addresses = {ip_address::v4(our_ip)};
         c.port_min = 20000;
         c.port_max = 20099;
         c.mode = mode;
@@ -234,7 +234,7 @@ TEST_F(media_relay, counts_packets_bytes_and_loss_per_direction)
     const auto& from_a = calls[0].streams[0].rtp[0];
     EXPECT_EQ(from_a.packets, 8u);
     EXPECT_EQ(from_a.lost, 2u);
-    EXPECT_EQ(from_a.local_port, pa_);
+    EXPECT_EQ(from_a.local.port, pa_);
     EXPECT_TRUE(from_a.latched);
     EXPECT_EQ(calls[0].streams[0].rtp[1].packets, 3u);
     EXPECT_EQ(calls[0].streams[0].rtp[1].lost, 0u);

@@ -1,11 +1,14 @@
 // Unit tests of dataplane/counters.h: names of drop reasons and stages, reading a worker's
-// counters, summing, differences between readings and busy share.
+// counters, summing, differences between readings and busy share; the single-writer counter
+// of common/counter.h they are made of.
 #include "dataplane/counters.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace sbc::dataplane {
 namespace {
@@ -134,3 +137,50 @@ TEST(counters, busy_percent_is_zero_before_anything_was_measured_and_bounded_by_
 
 }  // namespace
 }  // namespace sbc::dataplane
+
+namespace sbc {
+namespace {
+
+TEST(single_writer_counter, adds_and_reads_back_what_its_owner_added)
+{
+    single_writer<uint64_t> c;
+    EXPECT_EQ(c.get(), 0u);
+    c.add(5);
+    c.bump();
+    EXPECT_EQ(c.get(), 6u);
+}
+
+TEST(single_writer_counter, moves_a_gauge_down_as_well_as_up)
+{
+    std::atomic<uint32_t> g{3};
+    sw_move(g, -2);
+    EXPECT_EQ(sw_get(g), 1u);
+    sw_move(g, 4);
+    EXPECT_EQ(sw_get(g), 5u);
+    sw_add(g, 10u);
+    sw_bump(g);
+    EXPECT_EQ(sw_get(g), 16u);
+}
+
+TEST(single_writer_counter, loses_no_add_of_its_one_writer_while_others_read)
+{
+    single_writer<uint64_t> c;
+    std::atomic<bool> done{false};
+    uint64_t last = 0;
+    bool monotonic = true;
+    std::thread reader([&] {
+        while (!done.load(std::memory_order_acquire)) {
+            const uint64_t v = c.get();
+            monotonic = monotonic && v >= last;
+            last = v;
+        }
+    });
+    for (int i = 0; i < 1000000; ++i) c.add(1);
+    done.store(true, std::memory_order_release);
+    reader.join();
+    EXPECT_EQ(c.get(), 1000000u);
+    EXPECT_TRUE(monotonic);
+}
+
+}  // namespace
+}  // namespace sbc

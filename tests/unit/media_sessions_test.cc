@@ -36,7 +36,7 @@ struct fixture {
     {
         media_config c;
         c.enabled = true;
-        c.addresses = {sbc_ip};
+        c.addresses = {ip_address::v4(sbc_ip)};
         c.quarantine_ms = q;
         c.inactivity_timeout_s = t;
         c.sessions_per_worker = 64;

@@ -96,9 +96,9 @@ std::vector<dataplane::interface_info> interfaces_of(const config& cfg)
     for (const auto& ic : cfg.interfaces) {
         dataplane::interface_info ii;
         ii.name = ic.name;
-        ii.address = ic.address.addr;
-        ii.netmask = ~uint32_t{0} << (32 - ic.address.len);
-        ii.gateway = ic.gateway.value_or(0);
+        ii.address = ic.address.addr.v4_host();
+        ii.netmask = dataplane::netmask_of(ic.address.len);
+        ii.gateway = ic.gateway ? ic.gateway->v4_host() : 0;
         out.push_back(ii);
     }
     return out;
@@ -246,7 +246,7 @@ TEST(proxy_build, every_peer_gets_a_distinct_id_below_max_peers)
     for (const auto& p : t->peers) {
         EXPECT_LT(p.id, sip::max_peers);
         EXPECT_TRUE(seen.insert(p.id).second) << p.name;
-        EXPECT_EQ(ids.find(peer_ids::key(t->regions[p.region].name, p.address.v4_host(), p.port)), p.id);
+        EXPECT_EQ(ids.find(peer_ids::key(t->regions[p.region].name, p.address, p.port)), p.id);
     }
     EXPECT_EQ(ids.size(), 5u);
     EXPECT_EQ(ids.added().size(), 5u);
@@ -332,8 +332,8 @@ TEST(proxy_build, an_srv_region_has_no_peers_until_dns_answers_then_the_learned_
     EXPECT_TRUE(before->regions[2].peers.empty());
 
     std::vector<learned_region> learned(3);
-    learned[2].current = {peer_config{"", 0xC6120315, 5060, 20, 100, 0},   // 198.18.3.21
-                          peer_config{"", 0xC6120316, 5062, 10, 5, 0}};    // 198.18.3.22:5062
+    learned[2].current = {peer_config{"", ip_address::v4(0xC6120315), 5060, 20, 100, 0},   // 198.18.3.21
+                          peer_config{"", ip_address::v4(0xC6120316), 5062, 10, 5, 0}};    // 198.18.3.22:5062
     auto after = build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error, &learned);
     ASSERT_TRUE(after) << error;
     const auto& r3 = after->regions[2];
@@ -352,7 +352,8 @@ TEST(proxy_build, a_peer_gone_from_dns_with_calls_up_stays_known_out_of_rotation
     std::string error;
     auto cfg = parsed(text);
     std::vector<learned_region> learned(3);
-    learned[2].current = {peer_config{"", 0xC6120315, 5060, 10, 100, 0}, peer_config{"", 0xC6120316, 5060, 10, 100, 0}};
+    learned[2].current = {peer_config{"", ip_address::v4(0xC6120315), 5060, 10, 100, 0},
+                          peer_config{"", ip_address::v4(0xC6120316), 5060, 10, 100, 0}};
     ASSERT_TRUE(build_proxy_tables(cfg, interfaces_of(cfg), 1, ids, error, &learned)) << error;
     const uint32_t gone_id = *ids.find("region3/198.18.3.22:5060");
 

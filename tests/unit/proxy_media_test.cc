@@ -94,7 +94,7 @@ struct fixture {
     rtp::media_config cfg = [] {
         rtp::media_config c;
         c.enabled = true;
-        c.addresses = {ip(198, 18, 0, 1)};
+        c.addresses = {ip_address::v4(ip(198, 18, 0, 1))};
         c.inactivity_timeout_s = 2;
         c.sessions_per_worker = 16;
         return c;
