@@ -19,11 +19,11 @@ bool control_loop::peer_has_calls(const std::string& key) const
 
 void control_loop::resolve_peer_hops()
 {
-    if (!tables_) return;
+    if (!published_.tables) return;
     const uint64_t now = now_ms();
-    for (const auto& p : tables_->peers) {
-        for (uint16_t i = 0; i < interfaces_.size(); ++i) {
-            const uint32_t hop = interfaces_[i].next_hop(p.address);
+    for (const auto& p : published_.tables->peers) {
+        for (uint16_t i = 0; i < published_.interfaces.size(); ++i) {
+            const uint32_t hop = published_.interfaces[i].next_hop(p.address);
             if (hop == 0) continue;
             if (!rt_.shared->neighbours.lookup(hop)) neighbours_.needed(i, hop, now);
             break;
@@ -42,16 +42,16 @@ constexpr uint64_t dns_arp_wait_ms = 1000;
 
 void control_loop::on_dns(uint64_t now)
 {
-    if (dns_.poll(now) && !dns_publish_pending_) {
-        dns_publish_pending_ = true;
-        dns_changed_ms_ = now;
+    if (dns_.poll(now) && !dns_publish_.pending) {
+        dns_publish_.pending = true;
+        dns_publish_.changed_ms = now;
     }
-    if (!dns_publish_pending_) return;
+    if (!dns_publish_.pending) return;
     bool unresolved = false;
     for (const auto& lr : dns_.peers_for(cfg_))
         for (const auto& p : lr.current)
-            for (uint16_t i = 0; i < interfaces_.size(); ++i) {
-                const uint32_t hop = interfaces_[i].next_hop(p.address);
+            for (uint16_t i = 0; i < published_.interfaces.size(); ++i) {
+                const uint32_t hop = published_.interfaces[i].next_hop(p.address);
                 if (hop == 0) continue;
                 if (!rt_.shared->neighbours.lookup(hop)) {
                     neighbours_.needed(i, hop, now);  // sends only when no request is under way
@@ -59,8 +59,8 @@ void control_loop::on_dns(uint64_t now)
                 }
                 break;
             }
-    if (unresolved && now - dns_changed_ms_ < dns_arp_wait_ms) return;
-    dns_publish_pending_ = false;
+    if (unresolved && now - dns_publish_.changed_ms < dns_arp_wait_ms) return;
+    dns_publish_.pending = false;
     std::string err;
     if (!publish_config(cfg_, err)) std::fprintf(stderr, "sbcd: peers from DNS not published: %s\n", err.c_str());
 }
