@@ -3,6 +3,7 @@
 // in the tables until its last call ends) and ARP for the next hops of every peer, also those
 // learned from DNS after start. Control core only.
 #include "control/control_loop.h"
+#include "dataplane/udp_frame.h"
 
 #include <cstdio>
 
@@ -22,12 +23,8 @@ void control_loop::resolve_peer_hops()
     if (!published_.tables) return;
     const uint64_t now = now_ms();
     for (const auto& p : published_.tables->peers) {
-        for (uint16_t i = 0; i < published_.interfaces.size(); ++i) {
-            const uint32_t hop = published_.interfaces[i].next_hop(p.address);
-            if (hop == 0) continue;
-            if (!rt_.shared->neighbours.lookup(hop)) neighbours_.needed(i, hop, now);
-            break;
-        }
+        const dataplane::next_hop nh = dataplane::route_packet(published_.interfaces, ip_address{}, p.address);
+        if (nh.found() && !rt_.shared->neighbours.lookup(nh.hop)) neighbours_.needed(nh.iface, nh.hop.v4_host(), now);
     }
 }
 
@@ -49,16 +46,13 @@ void control_loop::on_dns(uint64_t now)
     if (!dns_publish_.pending) return;
     bool unresolved = false;
     for (const auto& lr : dns_.peers_for(cfg_))
-        for (const auto& p : lr.current)
-            for (uint16_t i = 0; i < published_.interfaces.size(); ++i) {
-                const uint32_t hop = published_.interfaces[i].next_hop(p.address);
-                if (hop == 0) continue;
-                if (!rt_.shared->neighbours.lookup(hop)) {
-                    neighbours_.needed(i, hop, now);  // sends only when no request is under way
-                    unresolved = true;
-                }
-                break;
+        for (const auto& p : lr.current) {
+            const dataplane::next_hop nh = dataplane::route_packet(published_.interfaces, ip_address{}, ip_address::v4(p.address));
+            if (nh.found() && !rt_.shared->neighbours.lookup(nh.hop)) {
+                neighbours_.needed(nh.iface, nh.hop.v4_host(), now);  // sends only when no request is under way
+                unresolved = true;
             }
+        }
     if (unresolved && now - dns_publish_.changed_ms < dns_arp_wait_ms) return;
     dns_publish_.pending = false;
     std::string err;

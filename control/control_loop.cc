@@ -230,8 +230,8 @@ void control_loop::drain_events(uint64_t now)
         for (unsigned i = 0; i < n; ++i) {
             const auto& e = evs[i];
             switch (e.kind) {
-            case dataplane::event_kind::neighbour_seen: neighbours_.seen(e.iface, e.ip, e.mac, now); break;
-            case dataplane::event_kind::neighbour_needed: neighbours_.needed(e.iface, e.ip, now); break;
+            case dataplane::event_kind::neighbour_seen: neighbours_.seen(e.iface, e.ip.v4_host(), e.mac, now); break;
+            case dataplane::event_kind::neighbour_needed: neighbours_.needed(e.iface, e.ip.v4_host(), now); break;
             case dataplane::event_kind::icmp_unreachable:
                 // The owner worker's proxy has already moved the call on; this is for operators.
                 ++icmp_unreachable_;
@@ -282,7 +282,7 @@ stats_report control_loop::report() const
         s.link_up = rte_eth_link_get_nowait(ii.port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
         if (ii.gateway != 0) {
             s.gateway = format_ipv4(ii.gateway);
-            if (auto mac = rt_.shared->neighbours.lookup(ii.gateway)) s.gateway_mac = format_mac(*mac);
+            if (auto mac = rt_.shared->neighbours.lookup(ip_address::v4(ii.gateway))) s.gateway_mac = format_mac(*mac);
         }
         r.interfaces.push_back(std::move(s));
     }
@@ -341,7 +341,7 @@ void control_loop::fill_sip(stats_report& r) const
         peer_report pr;
         pr.name = p.name;
         pr.region = p.region < published_.tables->regions.size() ? published_.tables->regions[p.region].name : "";
-        pr.address = format_ipv4(p.address) + ":" + std::to_string(p.port);
+        pr.address = to_string(p.remote());
         pr.id = p.id;
         const uint32_t word = rt_.shared->peer_health.word[p.id].load(std::memory_order_relaxed);
         const auto& v = passive_.of(p.id);
@@ -368,7 +368,7 @@ void control_loop::fill_sip(stats_report& r) const
             if (pr.state == "up") pr.state = "canary";
         }
         pr.consecutive_failures = v.consecutive;
-        pr.source = dns_.source_of(cfg_, p.region, p.address, p.port);
+        pr.source = dns_.source_of(cfg_, p.region, p.address.v4_host(), p.port);
         for (const auto& w : rt_.workers) {
             if (!w->proxy) continue;
             const auto& st = w->proxy->stats();

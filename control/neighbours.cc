@@ -28,14 +28,14 @@ void neighbour_manager::set_interfaces(const std::vector<dataplane::interface_in
     for (uint16_t i = 0; i < ifcs_.size(); ++i) {
         const auto& ifc = ifcs_[i];
         send_(i, dataplane::gratuitous_arp(ifc.mac, ifc.address, ifc.vlan));
-        if (ifc.gateway != 0 && !table_.lookup(ifc.gateway)) needed(i, ifc.gateway, now_ms);
+        if (ifc.gateway != 0 && !table_.lookup(ip_address::v4(ifc.gateway))) needed(i, ifc.gateway, now_ms);
     }
 }
 
 void neighbour_manager::seen(uint16_t iface, uint32_t ip, const dataplane::mac_addr& mac, uint64_t now_ms)
 {
-    const bool known = table_.lookup(ip).has_value();
-    if (!table_.insert(ip, mac, now_ms)) {
+    const bool known = table_.lookup(ip_address::v4(ip)).has_value();
+    if (!table_.insert(ip_address::v4(ip), mac, now_ms)) {
         ++counters_.table_full;
         return;
     }
@@ -60,11 +60,12 @@ void neighbour_manager::tick(uint64_t now_ms)
 {
     // Refresh entries that grew old: re-ask; they stay usable until the retries run out.
     for (const auto& e : table_.entries()) {
-        if (now_ms < e.updated_ms + policy_.timeout_ms || find_pending(e.ip) != nullptr) continue;
+        const uint32_t ip = e.ip.v4_host();  // ARP: IPv4 entries only
+        if (now_ms < e.updated_ms + policy_.timeout_ms || find_pending(ip) != nullptr) continue;
         uint16_t iface = 0;
         for (uint16_t i = 0; i < ifcs_.size(); ++i)
-            if (ifcs_[i].on_link(e.ip)) iface = i;
-        pending_.push_back({iface, e.ip, 0, now_ms, true});
+            if (ifcs_[i].on_link(ip)) iface = i;
+        pending_.push_back({iface, ip, 0, now_ms, true});
         request(pending_.back(), now_ms);
     }
     for (auto it = pending_.begin(); it != pending_.end();) {
@@ -78,7 +79,7 @@ void neighbour_manager::tick(uint64_t now_ms)
             continue;
         }
         if (it->refresh) {
-            table_.remove(it->ip);
+            table_.remove(ip_address::v4(it->ip));
             ++counters_.expired;
             it = pending_.erase(it);
             continue;

@@ -71,14 +71,23 @@ void probe_scheduler::expired(uint64_t now_us, std::vector<uint32_t>& out)
 
 std::size_t write_probe_options(std::span<char> out, const probe_text_args& a) noexcept
 {
-    char local[16], peer[16], branch[sip::branch_probe_len + 1];
-    *sip::put_ipv4(local, a.local_ip) = '\0';
-    *sip::put_ipv4(peer, a.peer_ip) = '\0';
+    // Hosts as in a SIP URI and a Via sent-by (IPv6 in brackets), NUL-terminated for printf.
+    char local[max_endpoint_text + 1], peer[max_endpoint_text + 1], branch[sip::branch_probe_len + 1];
+    const auto host = [](const endpoint& e, char* out) {
+        std::size_t n = 0;
+        if (e.addr.is_v6()) out[n++] = '[';
+        n += format_address(e.addr, std::span<char>(out + n, max_address_text));
+        if (e.addr.is_v6()) out[n++] = ']';
+        out[n] = '\0';
+    };
+    host(a.local, local);
+    host(a.peer, peer);
     sip::write_probe_branch(branch, {a.peer_id, a.seq});
     branch[sip::branch_probe_len] = '\0';
+    const std::string_view via_proto = transport_via_name(a.local.proto);
     const int n = std::snprintf(out.data(), out.size(),
                                 "OPTIONS sip:%s:%u SIP/2.0\r\n"
-                                "Via: SIP/2.0/UDP %s:%u;branch=%s;rport\r\n"
+                                "Via: SIP/2.0/%.*s %s:%u;branch=%s;rport\r\n"
                                 "Max-Forwards: 70\r\n"
                                 "From: <sip:sbc@%s:%u>;tag=p%x\r\n"
                                 "To: <sip:%s:%u>\r\n"
@@ -86,8 +95,9 @@ std::size_t write_probe_options(std::span<char> out, const probe_text_args& a) n
                                 "CSeq: %u OPTIONS\r\n"
                                 "Accept: application/sdp\r\n"
                                 "Content-Length: 0\r\n\r\n",
-                                peer, unsigned{a.peer_port}, local, unsigned{a.local_port}, branch, local,
-                                unsigned{a.local_port}, a.peer_id, peer, unsigned{a.peer_port},
+                                peer, unsigned{a.peer.port}, static_cast<int>(via_proto.size()), via_proto.data(), local,
+                                unsigned{a.local.port}, branch, local, unsigned{a.local.port}, a.peer_id, peer,
+                                unsigned{a.peer.port},
                                 branch + sip::branch_probe.size(), local, a.seq);
     if (n <= 0 || static_cast<std::size_t>(n) >= out.size()) return 0;
     return static_cast<std::size_t>(n);

@@ -11,6 +11,8 @@
 #include <span>
 #include <vector>
 
+#include "common/address.h"
+
 namespace sbc::control {
 
 struct probe_due {
@@ -61,10 +63,8 @@ private:
 };
 
 struct probe_text_args {
-    uint32_t local_ip = 0;  ///< host order: the trunk's address calls to the peer leave from
-    uint16_t local_port = 5060;
-    uint32_t peer_ip = 0;   ///< host order
-    uint16_t peer_port = 5060;
+    endpoint local;         ///< the trunk's address and port calls to the peer leave from (its transport)
+    endpoint peer;
     uint32_t peer_id = 0;
     uint32_t seq = 0;
 };

@@ -7,6 +7,7 @@
 #include <rte_cycles.h>
 
 #include "control/probe_send.h"
+#include "dataplane/udp_frame.h"
 
 namespace sbc::control {
 
@@ -92,21 +93,21 @@ void probe_runner::tick(uint64_t now_ms, const name_fn& name_of)
         if (p.trunk >= tables_->trunks.size()) continue;
         const sip::trunk& t = tables_->trunks[p.trunk];
         if (t.iface >= interfaces_.size()) continue;
-        const dataplane::interface_info& ifc = interfaces_[t.iface];
-        const std::size_t len = write_probe_options(text, {t.address, t.port, p.address, p.port, p.id, d.seq});
+        const std::size_t len = write_probe_options(text, {t.local(), p.remote(), p.id, d.seq});
         if (len == 0) {  // cannot happen with 512 bytes; counted rather than sent empty
             ++send_failures_;
             continue;
         }
-        const uint32_t hop = ifc.next_hop(p.address);
-        const auto mac = hop != 0 ? rt_.shared->neighbours.lookup(hop) : std::nullopt;
+        const dataplane::next_hop nh = dataplane::route_packet(interfaces_, t.address, p.address, t.iface);
+        const auto mac = nh.found() ? rt_.shared->neighbours.lookup(nh.hop) : std::nullopt;
         if (!mac) {
             // The probe counts as sent: with no way to the peer it times out, as it should.
-            if (hop != 0) neighbours_.needed(t.iface, hop, now_ms);
+            if (nh.found()) neighbours_.needed(nh.iface, nh.hop.v4_host(), now_ms);
             ++send_failures_;
             continue;
         }
-        if (send_udp(rt_, ifc, *mac, t.port, p.address, p.port, {text.data(), len}, ip_id_++) != send_result::sent)
+        if (send_udp(rt_, interfaces_[nh.iface], *mac, t.local(), p.remote(), {text.data(), len}, ip_id_++) !=
+            send_result::sent)
             ++send_failures_;
     }
 }

@@ -1,12 +1,13 @@
 // Sending one UDP datagram that the control core originates (an OPTIONS probe) out of a
-// dataplane port: framed as Ethernet (+802.1Q) / IPv4 / UDP with software checksums in a
-// buffer of the control pool, and handed to a worker's inject ring, so that it leaves by the
-// same port, source address and port as calls. Control core only; never touches a worker's mbuf.
+// dataplane port: framed by the dataplane's one UDP framer (dataplane/udp_frame.h) in a buffer
+// of the control pool, and handed to a worker's inject ring, so that it leaves by the same
+// port, source address and port as calls. Control core only; never touches a worker's mbuf.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
+#include "common/address.h"
 #include "dataplane/neighbour.h"
 #include "dataplane/runtime.h"
 #include "dataplane/snapshot.h"
@@ -15,9 +16,9 @@ namespace sbc::control {
 
 enum class send_result : uint8_t { sent, no_buffer, too_big, ring_full };
 
-/// Frames `payload` from (ifc.address, src_port) to (dst_ip, dst_port) via `next_hop_mac`.
+/// Frames `payload` from `src` (an address of `ifc`) to `dst` via `next_hop_mac`.
 send_result send_udp(dataplane::dataplane_runtime& rt, const dataplane::interface_info& ifc,
-                     const dataplane::mac_addr& next_hop_mac, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
+                     const dataplane::mac_addr& next_hop_mac, const endpoint& src, const endpoint& dst,
                      std::string_view payload, uint16_t ip_id);
 
 }  // namespace sbc::control

@@ -76,8 +76,6 @@ namespace {
 
 std::string where(const config& cfg, int line) { return cfg.path + ":" + std::to_string(line) + ": "; }
 
-uint32_t mask_of(uint8_t len) { return len == 0 ? 0 : ~uint32_t{0} << (32 - len); }
-
 // The trunk calls to a peer leave from: the region's, else the first trunk whose interface is
 // on-link with the peer, else the first trunk whose interface has a gateway, else the first.
 uint16_t trunk_for(const sip::proxy_tables& t, const std::vector<dataplane::interface_info>& interfaces,
@@ -117,12 +115,12 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         sip::trunk tr;
         tr.name = tc.name;
         tr.iface = static_cast<uint16_t>(iface);
-        tr.address = interfaces[static_cast<std::size_t>(iface)].address;
+        tr.address = ip_address::v4(interfaces[static_cast<std::size_t>(iface)].address);
         tr.port = tc.port;
-        for (const auto& p : tc.allow) tr.allow.push_back(sip::ipv4_net{p.addr & mask_of(p.len), mask_of(p.len)});
+        for (const auto& p : tc.allow) tr.allow.push_back(ip_prefix{ip_address::v4(p.addr), p.len}.canonical());
         // Two interfaces may carry one address (VLANs); find_trunk must still be unambiguous.
         if (const int other = t->find_trunk(tr.address, tr.port); other >= 0) {
-            error = where(cfg, tc.line) + "trunk " + tc.name + ": " + format_ipv4(tr.address) + ":" +
+            error = where(cfg, tc.line) + "trunk " + tc.name + ": " + to_string(tr.address) + ":" +
                     std::to_string(tr.port) + " is already trunk " + t->trunks[static_cast<std::size_t>(other)].name +
                     "'s address and port; give it another port";
             return nullptr;
@@ -157,7 +155,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         for (std::size_t k : order) {
             const peer_config& pc = k < peers.size() ? peers[k] : dns.retired[k - peers.size()];
             sip::peer p;
-            p.address = pc.address;
+            p.address = ip_address::v4(pc.address);
             p.port = pc.port;
             p.name = pc.name.empty() ? peer_ids::key(rc.name, pc.address, pc.port) : pc.name;
             p.priority = pc.priority;
@@ -212,8 +210,6 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
     }
 
     t->retry = make_retry_policy(cfg.retry);
-    t->lim.transactions_per_worker = cfg.limits.transactions_per_worker;
-    t->lim.dialogs_per_worker = cfg.limits.dialogs_per_worker;
     t->self.healthy_code = static_cast<uint16_t>(cfg.self.healthy_code);
     t->self.unavailable_code = static_cast<uint16_t>(cfg.self.draining_code);
 
@@ -224,6 +220,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         return nullptr;
     }
     for (std::size_t i = 0; i < t->peers.size(); ++i) t->peers[i].id = peer_id[i];
+    t->index_peers();
     return t;
 }
 

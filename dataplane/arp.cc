@@ -42,7 +42,7 @@ void arp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
             e.kind = event_kind::neighbour_seen;
             e.worker = static_cast<uint8_t>(w.id);
             e.iface = b.iface[i];
-            e.ip = sip;
+            e.ip = ip_address::v4(sip);
             std::memcpy(e.mac.data(), arp->arp_data.arp_sha.addr_bytes, 6);
             post_event(w, e);
         }

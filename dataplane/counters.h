@@ -39,7 +39,9 @@ namespace sbc::dataplane {
     X(sip_handoff_full, "SIP datagram for another worker lost: its handoff ring was full") \
     X(sip_no_buffer, "SIP message not sent: no mbuf free in the worker's pool")         \
     X(sip_too_big, "SIP message not sent: larger than the 1500-byte MTU (needs TCP)")    \
-    X(sip_no_interface, "SIP message not sent: no interface has its source address")
+    X(sip_no_interface, "SIP message not sent: no interface has its source address")       \
+    X(sip_unreadable, "SIP datagram dropped: its segments could not be read into one buffer") \
+    X(sip_no_transport, "SIP message not sent: its transport (TCP, TLS) has no path yet")
 
 enum class drop_reason : uint8_t {
 #define SBC_X(name, help) name,

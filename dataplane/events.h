@@ -9,6 +9,9 @@
 #include <array>
 #include <cstdint>
 
+#include "common/address.h"
+#include "sip-fastpath/proxy.h"
+
 namespace sbc::dataplane {
 
 enum class event_kind : uint8_t {
@@ -21,32 +24,26 @@ enum class event_kind : uint8_t {
                             ///< code 0: ICMP unreachable about the probe
 };
 
-/// Why an attempt failed (peer_failed); the values of sip::failure_cause.
-enum class peer_cause : uint8_t { none = 0, code = 1, timeout = 2, icmp = 3 };
-
+/// One event. Plain data copied into the ring; addresses in the shared vocabulary.
 struct event {
     event_kind kind{};
     uint8_t worker = 0;
     uint16_t iface = 0;
-    union {
-        uint32_t ip = 0;              ///< host order: neighbour, or the ICMP sender
-        uint32_t probe_rx_tsc8;       ///< probe_reply: the worker's rte_rdtsc() >> 8 at receipt (low 32 bits)
-    };
-    std::array<uint8_t, 6> mac{};     ///< neighbour_seen
     uint8_t icmp_type = 0;
     uint8_t icmp_code = 0;
-    union {
-        uint32_t orig_dst = 0;        ///< icmp_unreachable: destination of the datagram that failed
-        uint32_t probe_seq;           ///< probe_reply: the sequence number from the probe's branch
-    };
+    uint8_t orig_proto = 0;
+    sip::failure_cause cause = sip::failure_cause::none;  ///< peer_failed
+    ip_address ip;                    ///< neighbour_seen/needed: the neighbour; icmp_unreachable: the sender
+    std::array<uint8_t, 6> mac{};     ///< neighbour_seen
+    uint16_t code = 0;                ///< peer_failed (cause code), peer_answered, probe_reply: SIP status
+    ip_address orig_dst;              ///< icmp_unreachable: destination of the datagram that failed
     uint16_t orig_src_port = 0;
     uint16_t orig_dst_port = 0;
-    uint8_t orig_proto = 0;
-    peer_cause cause = peer_cause::none;  ///< peer_failed
-    uint16_t code = 0;                ///< peer_failed (cause code) and peer_answered: SIP status
-    uint32_t peer_id = 0;             ///< peer_failed, peer_answered: index into peer_health
+    uint32_t peer_id = 0;             ///< peer_failed, peer_answered, probe_reply: index into peer_health
+    uint32_t probe_seq = 0;           ///< probe_reply: the sequence number from the probe's branch
+    uint32_t probe_rx_tsc8 = 0;       ///< probe_reply: the worker's rte_rdtsc() >> 8 at receipt (low 32 bits)
 };
-static_assert(sizeof(event) == 32, "event is a ring element of 32 bytes");
+static_assert(sizeof(event) % 4 == 0 && sizeof(event) <= 128, "event is a ring element: a multiple of 4 bytes, small");
 
 constexpr unsigned event_ring_size = 4096;
 

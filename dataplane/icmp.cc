@@ -35,10 +35,10 @@ void report_unreachable(worker& w, uint16_t iface, const rte_ipv4_hdr* ip, const
     e.kind = event_kind::icmp_unreachable;
     e.worker = static_cast<uint8_t>(w.id);
     e.iface = iface;
-    e.ip = rte_be_to_cpu_32(ip->src_addr);
+    e.ip = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
     e.icmp_type = icmp[0];
     e.icmp_code = icmp[1];
-    e.orig_dst = q.dst;
+    e.orig_dst = ip_address::v4(q.dst);
     e.orig_proto = q.proto;
     e.orig_src_port = q.src_port;
     e.orig_dst_port = q.dst_port;

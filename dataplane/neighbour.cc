@@ -20,6 +20,17 @@ mac_addr unpack_mac(uint64_t v) noexcept
     return m;
 }
 
+std::optional<mac_addr> neighbour_table::lookup(const ip_address& ip) const noexcept { return lookup_v4(ip.v4_host()); }
+bool neighbour_table::insert(const ip_address& ip, const mac_addr& mac, uint64_t now_ms) noexcept
+{
+    return insert_v4(ip.v4_host(), mac, now_ms);
+}
+bool neighbour_table::remove(const ip_address& ip) noexcept { return remove_v4(ip.v4_host()); }
+std::optional<uint64_t> neighbour_table::updated_ms(const ip_address& ip) const noexcept
+{
+    return updated_ms_v4(ip.v4_host());
+}
+
 // Sequence lock (writer side). The release fence after the odd store keeps the field stores
 // from moving above it; the final release store publishes them to a reader's acquire load.
 void neighbour_table::write(slot& s, uint32_t ip, uint64_t mac, uint64_t now_ms) noexcept
@@ -33,7 +44,7 @@ void neighbour_table::write(slot& s, uint32_t ip, uint64_t mac, uint64_t now_ms)
     s.seq.store(seq + 2, std::memory_order_release);
 }
 
-std::optional<mac_addr> neighbour_table::lookup(uint32_t ip) const noexcept
+std::optional<mac_addr> neighbour_table::lookup_v4(uint32_t ip) const noexcept
 {
     if (ip == 0) return std::nullopt;
     std::size_t i = home(ip);
@@ -56,7 +67,7 @@ std::optional<mac_addr> neighbour_table::lookup(uint32_t ip) const noexcept
     return std::nullopt;
 }
 
-bool neighbour_table::insert(uint32_t ip, const mac_addr& mac, uint64_t now_ms) noexcept
+bool neighbour_table::insert_v4(uint32_t ip, const mac_addr& mac, uint64_t now_ms) noexcept
 {
     if (ip == 0) return false;
     std::size_t i = home(ip);
@@ -79,7 +90,7 @@ bool neighbour_table::insert(uint32_t ip, const mac_addr& mac, uint64_t now_ms) 
     return true;
 }
 
-bool neighbour_table::remove(uint32_t ip) noexcept
+bool neighbour_table::remove_v4(uint32_t ip) noexcept
 {
     // Removal leaves no tombstone; entries after it in the probe chain are moved back so that
     // a lookup's "free slot ends the search" rule stays true (backward-shift deletion).
@@ -109,7 +120,7 @@ bool neighbour_table::remove(uint32_t ip) noexcept
     return true;
 }
 
-std::optional<uint64_t> neighbour_table::updated_ms(uint32_t ip) const noexcept
+std::optional<uint64_t> neighbour_table::updated_ms_v4(uint32_t ip) const noexcept
 {
     std::size_t i = home(ip);
     for (std::size_t n = 0; n < max_probe; ++n, i = (i + 1) & (capacity - 1)) {
@@ -126,7 +137,7 @@ std::vector<neighbour_table::entry> neighbour_table::entries() const
     for (const slot& s : slots_) {
         uint32_t ip = s.ip.load(std::memory_order_relaxed);
         if (ip != 0)
-            out.push_back({ip, unpack_mac(s.mac.load(std::memory_order_relaxed)),
+            out.push_back({ip_address::v4(ip), unpack_mac(s.mac.load(std::memory_order_relaxed)),
                            s.updated_ms.load(std::memory_order_relaxed)});
     }
     return out;

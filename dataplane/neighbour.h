@@ -1,4 +1,5 @@
-// The neighbour (ARP) table: IPv4 next hop -> MAC. One writer, the control core, which learns
+// The neighbour table: next hop -> MAC (ARP for IPv4; IPv6 neighbour discovery is not built
+// yet, so an IPv6 next hop is never found and never stored). One writer, the control core, which learns
 // from the events workers send; many readers, the workers, which look up a next hop per burst
 // or per packet without locks. Fixed capacity, open addressing, a sequence lock per slot.
 #pragma once
@@ -10,6 +11,8 @@
 #include <optional>
 #include <vector>
 
+#include "common/address.h"
+
 namespace sbc::dataplane {
 
 using mac_addr = std::array<uint8_t, 6>;
@@ -19,22 +22,22 @@ public:
     static constexpr std::size_t capacity = 1024;  ///< power of two
     static constexpr std::size_t max_probe = 16;   ///< slots searched per lookup
 
-    /// Any thread: the MAC for `ip` (host order), or nullopt. Never blocks; a lookup racing a
+    /// Any thread: the MAC for `ip`, or nullopt. Never blocks; a lookup racing a
     /// writer that keeps rewriting the same slot gives up after a few tries and misses.
-    [[nodiscard]] std::optional<mac_addr> lookup(uint32_t ip) const noexcept;
+    [[nodiscard]] std::optional<mac_addr> lookup(const ip_address& ip) const noexcept;
 
     /// Control core only: inserts or updates `ip`. Returns false when the table is full
-    /// (no free slot within max_probe); the caller counts it.
-    bool insert(uint32_t ip, const mac_addr& mac, uint64_t now_ms) noexcept;
+    /// (no free slot within max_probe) or `ip` is not IPv4; the caller counts it.
+    bool insert(const ip_address& ip, const mac_addr& mac, uint64_t now_ms) noexcept;
 
     /// Control core only: removes `ip`; returns whether it was there.
-    bool remove(uint32_t ip) noexcept;
+    bool remove(const ip_address& ip) noexcept;
 
     /// Control core only: when `ip` was last inserted or refreshed, or nullopt.
-    [[nodiscard]] std::optional<uint64_t> updated_ms(uint32_t ip) const noexcept;
+    [[nodiscard]] std::optional<uint64_t> updated_ms(const ip_address& ip) const noexcept;
 
     struct entry {
-        uint32_t ip;
+        ip_address ip;
         mac_addr mac;
         uint64_t updated_ms;
     };
@@ -43,6 +46,12 @@ public:
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
 private:
+    // Slots hold IPv4 addresses in host order (0: free); these take the public ip_address.
+    [[nodiscard]] std::optional<mac_addr> lookup_v4(uint32_t ip) const noexcept;
+    bool insert_v4(uint32_t ip, const mac_addr& mac, uint64_t now_ms) noexcept;
+    bool remove_v4(uint32_t ip) noexcept;
+    [[nodiscard]] std::optional<uint64_t> updated_ms_v4(uint32_t ip) const noexcept;
+
     struct slot {
         std::atomic<uint32_t> seq{0};  ///< odd while the writer rewrites the slot
         std::atomic<uint32_t> ip{0};   ///< 0 = free (0.0.0.0 is never a neighbour)

@@ -14,7 +14,7 @@ namespace {
 
 bool neighbour_mac(const void* ctx, uint32_t next_hop, uint8_t mac[6]) noexcept
 {
-    const auto mac_opt = static_cast<const neighbour_table*>(ctx)->lookup(next_hop);
+    const auto mac_opt = static_cast<const neighbour_table*>(ctx)->lookup(ip_address::v4(next_hop));
     if (!mac_opt) return false;
     std::memcpy(mac, mac_opt->data(), 6);
     return true;

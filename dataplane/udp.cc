@@ -32,6 +32,7 @@ void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
     sub_burst sip;
     sub_burst media;
     std::array<uint8_t, burst_size> media_addr;
+    std::array<uint16_t, burst_size> sip_trunk;  ///< found once here, used by the SIP stage
     const rtp::flow_table* flows = w.shared->media_flows.get();
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];
@@ -63,9 +64,14 @@ void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
                 continue;
             }
         }
-        if (snap.proxy && snap.proxy->find_trunk(rte_be_to_cpu_32(ip->dst_addr), rte_be_to_cpu_16(udp->dst_port)) >= 0) {
-            sip.push(m, b.iface[i]);
-            continue;
+        if (snap.proxy) {
+            const int trunk =
+                snap.proxy->find_trunk(ip_address::v4(rte_be_to_cpu_32(ip->dst_addr)), rte_be_to_cpu_16(udp->dst_port));
+            if (trunk >= 0) {
+                sip_trunk[sip.n] = static_cast<uint16_t>(trunk);
+                sip.push(m, b.iface[i]);
+                continue;
+            }
         }
         rte_pktmbuf_free(m);
         ++closed;
@@ -75,7 +81,7 @@ void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
     if (closed) w.counters.drop(drop_reason::udp_port_closed, closed);
     b.n = 0;
     if (media.n != 0) rtp_stage(w, media, media_addr.data());
-    if (sip.n != 0) sip_stage(w, snap, sip);
+    if (sip.n != 0) sip_stage(w, snap, sip, sip_trunk.data());
 }
 
 }  // namespace sbc::dataplane

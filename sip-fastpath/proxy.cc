@@ -31,15 +31,24 @@ uint32_t pow2_at_least(uint32_t n)
     return p;
 }
 
-/// URI host and port as an endpoint; false when the host is not a literal IPv4 address
-/// (the fast path does no DNS).
+/// URI host, port and transport as an endpoint; false when the host is not an address
+/// literal (the fast path does no DNS). A `transport` parameter names the transport (a sips
+/// URI means TLS); the connection is left to the send step.
 bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
 {
     uri u;
     if (!parse_uri(raw, uri_text, u)) return false;
-    uint32_t ip;
-    if (!parse_ipv4_text(u.host.in(raw), ip)) return false;
-    ep = {ip, u.port != 0 ? u.port : uint16_t{5060}};
+    std::string_view host = u.host.in(raw);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    const auto ip = parse_address(host);
+    if (!ip) return false;
+    bool found = false;
+    const std::string_view tp = param_value(u.params.in(raw), "transport", found);
+    const auto proto = found ? parse_transport(tp) : std::optional<transport>{};
+    if (found && !proto) return false;  // a transport we do not speak (sctp, ws)
+    const bool sips = u.scheme == uri_scheme::sips;
+    ep = endpoint{*ip, u.port != 0 ? u.port : static_cast<uint16_t>(sips ? 5061 : 5060),
+                  proto ? *proto : (sips ? transport::tls : transport::udp), 0};
     return true;
 }
 
@@ -103,7 +112,7 @@ proxy::proxy(uint8_t worker, uint32_t setups, uint32_t dialogs, uint64_t seed)
       dialogs_(std::make_unique<dialog_table>(dialogs)),
       timers_(setups),
       stats_(std::make_unique<proxy_stats>()),
-      msg_(std::make_unique<message>()),
+      own_(std::make_unique<message>()),
       aux_(std::make_unique<message>())
 {
     for (uint32_t i = 0; i < setups; ++i) free_[i] = setups - 1 - i;
@@ -180,10 +189,10 @@ int message_owner(const message& m) noexcept
     return static_cast<int>(v);
 }
 
-void proxy::respond(const arrival& a, uint16_t code, std::string_view reason, outbox& out, bool retry_after,
+void proxy::respond(const sip_input& a, uint16_t code, std::string_view reason, outbox& out, bool retry_after,
                     uint32_t retry_after_s) noexcept
 {
-    out_datagram* d = out.next();
+    out_message* d = out.next();
     if (d == nullptr) {
         stats_->add(proxy_counter::outbox_full);
         return;
@@ -200,17 +209,18 @@ void proxy::respond(const arrival& a, uint16_t code, std::string_view reason, ou
     if (r.ok()) out.commit(a.local, a.src, r.len);
 }
 
-void proxy::on_datagram(const proxy_tables& t, const peer_health& h, std::string_view payload, const arrival& a,
-                        outbox& out) noexcept
+void proxy::on_input(const proxy_tables& t, const peer_health& h, const sip_input& in, outbox& out) noexcept
 {
-    parse(payload, *msg_);
-    on_parsed(t, h, a, out);
+    parse(in.bytes, *own_);
+    on_message(t, h, in, *own_, out);
 }
 
-void proxy::on_parsed(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+void proxy::on_message(const proxy_tables& t, const peer_health& h, const sip_input& a, const message& m,
+                       outbox& out) noexcept
 {
+    msg_ = &m;
     // Only trunk sources and known peers may talk to us; others get no answer at all.
-    if (a.trunk < t.trunks.size() && !t.trunks[a.trunk].allows(a.src.ip) && !t.is_peer_address(a.src.ip)) {
+    if (a.trunk < t.trunks.size() && !t.trunks[a.trunk].allows(a.src.addr) && !t.is_peer_address(a.src.addr)) {
         stats_->add(proxy_counter::source_denied);
         return;
     }
@@ -239,7 +249,7 @@ void proxy::on_parsed(const proxy_tables& t, const peer_health& h, const arrival
     on_request(t, h, a, out);
 }
 
-void proxy::on_request(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept
 {
     const message& m = *msg_;
     // A request whose top Route is ours is routed by the route set (in-dialog, RFC 3261
@@ -294,13 +304,13 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const arriva
     forward_out_of_dialog(t, h, a, out);
 }
 
-bool proxy::forward_in_dialog(const proxy_tables& t, const arrival& a, outbox& out) noexcept
+bool proxy::forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox& out) noexcept
 {
     const message& m = *msg_;
     name_addr top;
     if (parse_name_addr(m.raw, m.headers[m.h_route].value, top, error::bad_route) != error::none) return false;
     endpoint route_ep;
-    if (!uri_endpoint(m.raw, top.uri_text, route_ep) || !(route_ep == a.local)) return false;
+    if (!uri_endpoint(m.raw, top.uri_text, route_ep) || !route_ep.same_place(a.local)) return false;
     // Next hop: the next Route value, else the Request-URI.
     endpoint next;
     bool have_next = false;
@@ -327,14 +337,15 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const arrival& a, outbox& o
                 have_next = true;
         }
     }
-    if (!have_next && !uri_endpoint(m.raw, m.request_uri, next)) {
+    if (!have_next && !uri_endpoint(m.raw, m.request_uri, next)) next = endpoint{};
+    if (!next.addr.is_v4()) {  // the dataplane sends IPv4 only (for now)
         stats_->add(proxy_counter::rejected);
         respond(a, 404, "Not Found (next hop is not an IPv4 address)", out);
         return true;
     }
     stats_->add(proxy_counter::in_dialog);
     if (m.req_method == method::bye) dialog_bye_seen(hash_bytes(m.call_id()), a.now_ms);
-    out_datagram* d = out.next();
+    out_message* d = out.next();
     if (d == nullptr) {
         stats_->add(proxy_counter::outbox_full);
         return true;
@@ -344,7 +355,7 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const arrival& a, outbox& o
     char branch[32];
     const std::size_t branch_len =
         write_stateless_branch(branch, upstream_key(m, a.src));
-    char via[160];
+    char via[max_via_size];
     const std::size_t via_len = write_via(via, a.local, std::string_view(branch, branch_len), a.src);
     edits e;
     e.pop_route = true;
@@ -373,48 +384,25 @@ std::size_t proxy::write_stateless_branch(char* out, uint64_t key) const noexcep
     return static_cast<std::size_t>(p - out);
 }
 
-std::size_t proxy::write_via(char* out, endpoint local, std::string_view branch, endpoint src) noexcept
-{
-    char* p = out;
-    auto put = [&p](std::string_view s) {
-        std::memcpy(p, s.data(), s.size());
-        p += s.size();
-    };
-    put("SIP/2.0/UDP ");
-    p = put_ipv4(p, local.ip);
-    *p++ = ':';
-    p += write_uint(p, local.port);
-    put(";branch=");
-    put(branch);
-    put(";sbc-src=");
-    p = put_hex(p, src.ip, 8);
-    *p++ = '.';
-    p = put_hex(p, src.port, 4);
-    return static_cast<std::size_t>(p - out);
-}
-
-bool proxy::relay_by_via(const arrival& a, outbox& out) noexcept
+bool proxy::relay_by_via(const sip_input& a, outbox& out) noexcept
 {
     // A response to something we forwarded statelessly: our Via says where it goes.
     const message& m = *msg_;
     bool found = false;
     const std::string_view src = param_value(m.text(m.top_via.params), "sbc-src", found);
-    uint64_t ip, port;
     if (!has_second_via(m)) {
         stats_->add(proxy_counter::stale_responses);
         return true;  // consumed: nobody below us to relay it to
     }
-    if (!found || src.size() != 13 || src[8] != '.' || !get_hex(src.substr(0, 8), ip) ||
-        !get_hex(src.substr(9, 4), port))
-        return false;
-    out_datagram* d = out.next();
+    endpoint dst;
+    if (!found || !read_via_source(src, dst)) return false;
+    out_message* d = out.next();
     if (d == nullptr) {
         stats_->add(proxy_counter::outbox_full);
         return true;
     }
     edits e;
     e.pop_via = true;
-    const endpoint dst{static_cast<uint32_t>(ip), static_cast<uint16_t>(port)};
     const uint64_t call = hash_bytes(m.call_id());
     media_body(m, call, media_leg_of(call, dst), e);  // refused: the answer goes on unchanged
     const write_result r = edit(m, e, d->data);
@@ -425,7 +413,7 @@ bool proxy::relay_by_via(const arrival& a, outbox& out) noexcept
     return true;
 }
 
-void proxy::on_response(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+void proxy::on_response(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept
 {
     const message& m = *msg_;
     txn_id id;

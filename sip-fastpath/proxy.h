@@ -1,8 +1,9 @@
 // The stateful SIP proxy of one worker: call setup (INVITE server and client transactions
 // with retry and failover across peers and regions), CANCEL, hop-by-hop ACK, in-dialog
 // requests by loose routing, stateless relay of other responses, dialogs for active calls,
-// and the timers that drive them. Pure over byte spans: datagrams in, datagrams (and events
-// for the control core) out, through an outbox the dataplane drains into mbufs.
+// and the timers that drive them. Pure over byte spans and transport-neutral: SIP inputs in
+// (one call each, whatever transport carried them), messages tagged with their transport and
+// connection (and events for the control core) out, through an outbox the dataplane sends.
 // Worker only: every table here belongs to the worker that created it; no heap after start,
 // no locks, no system calls.
 #pragma once
@@ -14,6 +15,7 @@
 #include <span>
 #include <string_view>
 
+#include "common/address.h"
 #include "sip-fastpath/media_hook.h"
 #include "sip-fastpath/peer_select.h"
 #include "sip-fastpath/proxy_tables.h"
@@ -22,24 +24,24 @@
 
 namespace sbc::sip {
 
-struct endpoint {
-    uint32_t ip = 0;  ///< host order
-    uint16_t port = 0;
-    friend bool operator==(endpoint, endpoint) = default;
-};
-
-/// A datagram as it arrived on a trunk.
-struct arrival {
-    endpoint src;
-    endpoint local;      ///< our address and port it arrived on
-    uint16_t trunk = 0;  ///< index into proxy_tables::trunks
+/// One SIP message as it arrived, whatever carried it: the bytes, who sent it and where, on
+/// which transport and connection (both in the endpoints), the trunk it arrived on (found
+/// once, by the receive step) and when. The bytes are valid for the call it is passed to.
+struct sip_input {
+    std::string_view bytes;
+    endpoint src;          ///< the sender, with the transport and connection it used
+    endpoint local;        ///< our address and port it arrived on (same transport)
+    uint16_t trunk = 0;    ///< index into proxy_tables::trunks
     uint64_t now_ms = 0;
 };
 
 constexpr std::size_t max_out_size = 4096;
 constexpr std::size_t outbox_capacity = 64;
 
-struct out_datagram {
+/// A message the proxy wants sent: from our `src` to `dst`, each naming the transport (and
+/// for streams the connection) of the leg it goes on; the send step frames it for that
+/// transport.
+struct out_message {
     endpoint src;  ///< our address and port to send from
     endpoint dst;
     uint16_t len = 0;
@@ -58,14 +60,14 @@ struct peer_event {
 
 /// What one call into the proxy produced; the caller sends and clears it.
 struct outbox {
-    std::array<out_datagram, outbox_capacity> msgs;
+    std::array<out_message, outbox_capacity> msgs;
     uint32_t n = 0;
     std::array<peer_event, outbox_capacity> events;
     uint32_t n_events = 0;
 
     [[nodiscard]] bool room(uint32_t k = 4) const noexcept { return n + k <= outbox_capacity; }
-    out_datagram* next() noexcept { return n < outbox_capacity ? &msgs[n] : nullptr; }
-    void commit(endpoint src, endpoint dst, uint32_t len) noexcept
+    out_message* next() noexcept { return n < outbox_capacity ? &msgs[n] : nullptr; }
+    void commit(const endpoint& src, const endpoint& dst, uint32_t len) noexcept
     {
         msgs[n].src = src;
         msgs[n].dst = dst;
@@ -160,18 +162,17 @@ public:
     proxy(const proxy&) = delete;
     proxy& operator=(const proxy&) = delete;
 
-    /// A datagram arrived on a trunk: parses it, then on_parsed.
-    void on_datagram(const proxy_tables& t, const peer_health& h, std::string_view payload, const arrival& a,
-                     outbox& out) noexcept;
-    /// The message the proxy works on: a caller that must parse first (to find the owner
-    /// worker with message_owner) parses into it, then calls on_parsed, so nothing is parsed
-    /// twice. Valid until the next call into the proxy.
-    [[nodiscard]] message& parsed() noexcept { return *msg_; }
-    /// Handles parsed() as a datagram that arrived as `a`.
-    void on_parsed(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
+    /// A SIP message arrived: parses `in.bytes` and handles it (answer, forward, or drop and
+    /// count), putting what is to be sent into `out`.
+    void on_input(const proxy_tables& t, const peer_health& h, const sip_input& in, outbox& out) noexcept;
+    /// The same for a message the caller has parsed already (`m` parsed from `in.bytes`, for
+    /// instance to find its owner worker with message_owner): nothing is parsed twice. `m`
+    /// must stay valid for the call.
+    void on_message(const proxy_tables& t, const peer_health& h, const sip_input& in, const message& m,
+                    outbox& out) noexcept;
     /// An ICMP destination-unreachable quoting `quoted` (the start of a datagram we sent to
     /// `to`): the attempt it belongs to is failed over at once.
-    void on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std::string_view quoted, endpoint to,
+    void on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std::string_view quoted, const endpoint& to,
                              uint64_t now_ms, outbox& out) noexcept;
     /// Runs the timers due by now_ms (retransmissions, no-response, clean-up).
     void on_tick(const proxy_tables& t, const peer_health& h, uint64_t now_ms, outbox& out) noexcept;
@@ -187,17 +188,17 @@ public:
     struct media_dialog;
 
 private:
-    void on_request(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
-    void on_response(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
-    void new_invite(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
-    void forward_out_of_dialog(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept;
+    void on_request(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
+    void on_response(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
+    void new_invite(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
+    void forward_out_of_dialog(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
     /// The peer group of the route msg_ takes, or -1 after answering 404; `count` per route.
-    int route_group(const proxy_tables& t, const arrival& a, bool count, outbox& out) noexcept;
+    int route_group(const proxy_tables& t, const sip_input& a, bool count, outbox& out) noexcept;
     /// "z9hG4bKsL" + this worker + the key: the branch of a stateless forward; returns its length.
     std::size_t write_stateless_branch(char* out, uint64_t key) const noexcept;
-    void on_cancel(const arrival& a, outbox& out) noexcept;
-    bool forward_in_dialog(const proxy_tables& t, const arrival& a, outbox& out) noexcept;
-    void invite_response(const proxy_tables& t, const peer_health& h, uint32_t slot, const arrival& a,
+    void on_cancel(const sip_input& a, outbox& out) noexcept;
+    bool forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox& out) noexcept;
+    void invite_response(const proxy_tables& t, const peer_health& h, uint32_t slot, const sip_input& a,
                          outbox& out) noexcept;
     void next_attempt(const proxy_tables& t, const peer_health& h, uint32_t slot, failure_cause why, uint64_t now,
                       outbox& out) noexcept;
@@ -206,10 +207,8 @@ private:
     void respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, uint64_t now,
                           outbox& out) noexcept;
     void relay_upstream(uint32_t slot, outbox& out) noexcept;
-    bool relay_by_via(const arrival& a, outbox& out) noexcept;
-    /// Writes our Via for a request from `src` forwarded from `local`, with `branch`.
-    static std::size_t write_via(char* out, endpoint local, std::string_view branch, endpoint src) noexcept;
-    void respond(const arrival& a, uint16_t code, std::string_view reason, outbox& out, bool retry_after = false,
+    bool relay_by_via(const sip_input& a, outbox& out) noexcept;
+    void respond(const sip_input& a, uint16_t code, std::string_view reason, outbox& out, bool retry_after = false,
                  uint32_t retry_after_s = 0) noexcept;
     void fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uint64_t now, outbox& out) noexcept;
     void arm(uint32_t slot) noexcept;
@@ -224,7 +223,7 @@ private:
     bool media_body(const message& m, uint64_t call, media_leg to, struct edits& e) noexcept;
     /// The leg at `ep` in call `call`: A when it is the caller the dialog keeps; before the
     /// dialog exists (early UPDATE, PRACK), B when `ep` is one of the peers.
-    media_leg media_leg_of(uint64_t call, endpoint ep, const proxy_tables* t = nullptr) const noexcept;
+    media_leg media_leg_of(uint64_t call, const endpoint& ep, const proxy_tables* t = nullptr) const noexcept;
     void media_end(uint64_t call) noexcept;
     /// A call was answered (setup `slot`, the 2xx in msg_): keeps what a BYE to each side needs.
     void media_dialog_started(uint32_t slot) noexcept;
@@ -245,7 +244,8 @@ private:
     timer_wheel timers_;
     select_state select_;
     std::unique_ptr<proxy_stats> stats_;
-    std::unique_ptr<message> msg_;   ///< the message being handled
+    const message* msg_ = nullptr;   ///< the message being handled (on_message's `m`)
+    std::unique_ptr<message> own_;   ///< what on_input parses into
     std::unique_ptr<message> aux_;   ///< a stored INVITE re-parsed
     bool first_attempt_ = false;     ///< send_invite may edit msg_, the INVITE just received
     media_hook* media_ = nullptr;

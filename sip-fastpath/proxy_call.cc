@@ -29,7 +29,7 @@ void bump64(std::atomic<uint64_t>& a)
 
 }  // namespace
 
-int proxy::route_group(const proxy_tables& t, const arrival& a, bool count, outbox& out) noexcept
+int proxy::route_group(const proxy_tables& t, const sip_input& a, bool count, outbox& out) noexcept
 {
     // The first route whose pattern matches its field, else the default route.
     const message& m = *msg_;
@@ -54,7 +54,7 @@ int proxy::route_group(const proxy_tables& t, const arrival& a, bool count, outb
     return t.routes[static_cast<std::size_t>(route)].peer_group;
 }
 
-void proxy::forward_out_of_dialog(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+void proxy::forward_out_of_dialog(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept
 {
     // Outside a dialog and not an INVITE: routed like one, forwarded statelessly once to the
     // group's first choice.
@@ -65,17 +65,19 @@ void proxy::forward_out_of_dialog(const proxy_tables& t, const peer_health& h, c
     for (uint16_t r : g.regions) {
         const uint32_t p = select_peer(t, h, r, g.sel, {}, hash_bytes(m.call_id()), select_);
         if (p == no_peer) continue;
-        out_datagram* d = out.next();
+        out_message* d = out.next();
         if (d == nullptr) return;
         char branch[32];
-        char via[160];
+        char via[max_via_size];
+        const endpoint to = t.peers[p].remote();
+        const endpoint local = leg_local(a.local, to);
         edits e;
         e.push_via = std::string_view(
-            via, write_via(via, a.local, {branch, write_stateless_branch(branch, upstream_key(m, a.src))}, a.src));
+            via, write_via(via, local, {branch, write_stateless_branch(branch, upstream_key(m, a.src))}, a.src));
         e.decrement_max_forwards = true;
         const write_result w = edit(m, e, d->data);
         if (w.ok()) {
-            out.commit(a.local, endpoint{t.peers[p].address, t.peers[p].port}, w.len);
+            out.commit(local, to, w.len);
             stats_->add(proxy_counter::relayed_stateless);
         }
         return;
@@ -84,7 +86,7 @@ void proxy::forward_out_of_dialog(const proxy_tables& t, const peer_health& h, c
     respond(a, 503, {}, out, true, t.retry.retry_after_s);
 }
 
-void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arrival& a, outbox& out) noexcept
+void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept
 {
     const message& m = *msg_;
     const uint64_t key = upstream_key(m, a.src);
@@ -94,7 +96,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arriva
         stats_->add(proxy_counter::retransmissions_absorbed);
         setup& s = setups_[known];
         if ((s.state == setup_state::completed || s.state == setup_state::lingering) && s.final_len != 0) {
-            if (out_datagram* d = out.next()) {
+            if (out_message* d = out.next()) {
                 std::memcpy(d->data.data(), &buffers_[std::size_t{known} * max_out_size + s.invite_len], s.final_len);
                 out.commit(s.local, s.caller, s.final_len);
             }
@@ -162,13 +164,13 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const arriva
 bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
 {
     setup& s = setups_[slot];
-    out_datagram* d = out.next();
+    out_message* d = out.next();
     if (d == nullptr) {
         stats_->add(proxy_counter::outbox_full);
         return false;
     }
     // The first attempt edits the INVITE just parsed; later ones re-parse the stored copy.
-    const message* inv = msg_.get();
+    const message* inv = msg_;
     if (!first_attempt_) {
         const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
         if (parse(stored, *aux_) != error::none || !aux_->is_request()) return false;
@@ -176,30 +178,22 @@ bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
     }
     char branch[branch_stateful_len];
     write_branch(branch, txn_id{worker_, slot, s.gen, static_cast<uint8_t>(s.attempt & 0xf)});
-    char via[160];
-    const std::size_t via_len = write_via(via, s.local, {branch, branch_stateful_len}, s.caller);
-    // Record-Route so that in-dialog requests come back through us, to this worker.
-    char rr[64];
-    char* p = rr;
-    const std::string_view open = "<sip:";
-    std::memcpy(p, open.data(), open.size());
-    p += open.size();
-    p = put_ipv4(p, s.local.ip);
-    *p++ = ':';
-    p += write_uint(p, s.local.port);
-    const std::string_view lr = ";lr;w=";
-    std::memcpy(p, lr.data(), lr.size());
-    p += lr.size();
-    p = put_hex(p, worker_, 2);
-    *p++ = '>';
+    const endpoint local = leg_local(s.local, s.peer);
+    char via[max_via_size];
+    const std::size_t via_len = write_via(via, local, {branch, branch_stateful_len}, s.caller);
+    // Record-Route so that in-dialog requests come back through us, to this worker. One,
+    // for the peer's leg: both legs are UDP today; a call whose legs differ in transport
+    // needs two (RFC 5658), which comes with the stream transports.
+    char rr[max_record_route_size];
+    const std::size_t rr_len = write_record_route(rr, local, worker_);
     edits e;
     e.push_via = std::string_view(via, via_len);
-    e.record_route = std::string_view(rr, static_cast<std::size_t>(p - rr));
+    e.record_route = std::string_view(rr, rr_len);
     e.decrement_max_forwards = true;
     if (!media_body(*inv, s.callid_hash, media_leg::b, e)) return false;
     const write_result w = edit(*inv, e, d->data);
     if (!w.ok()) return false;
-    out.commit(s.local, s.peer, w.len);
+    out.commit(local, s.peer, w.len);
     return true;
 }
 
@@ -246,7 +240,7 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
         return;
     }
     const peer& pe = t.peers[p];
-    s.peer = endpoint{pe.address, pe.port};
+    s.peer = pe.remote();
     s.peer_id = pe.id;
     s.tried[s.n_tried++] = pe.id;
     ++s.attempt;
@@ -276,7 +270,7 @@ void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::strin
     // CANCEL or hop-by-hop ACK to the current peer, built from the stored INVITE (RFC 3261
     // 9.1 and 17.1.1.3): same Request-URI, our Via of this attempt, From, Call-ID, CSeq number.
     setup& s = setups_[slot];
-    out_datagram* d = out.next();
+    out_message* d = out.next();
     if (d == nullptr) return;
     const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
     parse(stored, *aux_);
@@ -284,8 +278,9 @@ void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::strin
     if (inv.h_from == no_header || inv.h_to == no_header || inv.h_call_id == no_header) return;
     char branch[branch_stateful_len];
     write_branch(branch, txn_id{worker_, slot, s.gen, static_cast<uint8_t>(s.attempt & 0xf)});
-    char via[160];
-    const std::size_t via_len = write_via(via, s.local, {branch, branch_stateful_len}, s.caller);
+    const endpoint local = leg_local(s.local, s.peer);
+    char via[max_via_size];
+    const std::size_t via_len = write_via(via, local, {branch, branch_stateful_len}, s.caller);
     writer w(d->data);
     w.put(meth);
     w.put(" ");
@@ -304,7 +299,7 @@ void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::strin
     w.put(meth);
     w.put("\r\nContent-Length: 0\r\n\r\n");
     const write_result r = w.result();
-    if (r.ok()) out.commit(s.local, s.peer, r.len);
+    if (r.ok()) out.commit(local, s.peer, r.len);
 }
 
 void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, uint64_t now,
@@ -324,7 +319,7 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
     const write_result r = build_response(*aux_, spec, {store, max_out_size - s.invite_len});
     s.final_len = r.ok() ? static_cast<uint16_t>(r.len) : 0;
     if (s.final_len != 0) {
-        if (out_datagram* d = out.next()) {
+        if (out_message* d = out.next()) {
             std::memcpy(d->data.data(), store, s.final_len);
             out.commit(s.local, s.caller, s.final_len);
         }
@@ -351,7 +346,7 @@ void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
         stats_->add(proxy_counter::stale_responses);  // only our Via: meant for us, not the caller
         return;
     }
-    out_datagram* d = out.next();
+    out_message* d = out.next();
     if (d == nullptr) {
         stats_->add(proxy_counter::outbox_full);
         return;
@@ -368,7 +363,7 @@ void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
     }
 }
 
-void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_t slot, const arrival& a,
+void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_t slot, const sip_input& a,
                             outbox& out) noexcept
 {
     setup& s = setups_[slot];
@@ -440,7 +435,7 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
     arm(slot);
 }
 
-void proxy::on_cancel(const arrival& a, outbox& out) noexcept
+void proxy::on_cancel(const sip_input& a, outbox& out) noexcept
 {
     const message& m = *msg_;
     const uint32_t slot = find_setup(upstream_key(m, a.src));
@@ -462,7 +457,7 @@ void proxy::on_cancel(const arrival& a, outbox& out) noexcept
     arm(slot);
 }
 
-void proxy::on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std::string_view quoted, endpoint to,
+void proxy::on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std::string_view quoted, const endpoint& to,
                                 uint64_t now_ms, outbox& out) noexcept
 {
     // The quoted datagram starts with our request: find our branch in it.
@@ -473,7 +468,7 @@ void proxy::on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std
         return;
     setup& s = setups_[id.slot];
     if (s.state != setup_state::calling && s.state != setup_state::proceeding) return;
-    if (s.gen != id.gen || (s.attempt & 0xf) != id.attempt || !(s.peer == to)) return;
+    if (s.gen != id.gen || (s.attempt & 0xf) != id.attempt || !s.peer.same_place(to)) return;
     failure(id.slot, failure_cause::icmp, 0, out);
     if (s.cancelled) {
         respond_upstream(id.slot, 487, false, 0, now_ms, out);
@@ -494,7 +489,7 @@ void proxy::fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uin
     if (s.state == setup_state::completed) {
         // Retransmit our final upstream until the ACK (Timer G), doubling up to T2.
         if (s.t_retransmit != 0 && now >= s.t_retransmit && s.final_len != 0) {
-            if (out_datagram* d = out.next()) {
+            if (out_message* d = out.next()) {
                 std::memcpy(d->data.data(), &buffers_[std::size_t{slot} * max_out_size + s.invite_len], s.final_len);
                 out.commit(s.local, s.caller, s.final_len);
                 stats_->add(proxy_counter::retransmits_sent);

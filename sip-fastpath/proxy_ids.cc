@@ -62,38 +62,109 @@ int stateless_owner(std::string_view b) noexcept
     return static_cast<int>(w);
 }
 
-char* put_ipv4(char* out, uint32_t ip) noexcept
-{
-    for (int i = 3; i >= 0; --i) {
-        unsigned o = (ip >> (i * 8)) & 0xff;
-        if (o >= 100) *out++ = static_cast<char>('0' + o / 100);
-        if (o >= 10) *out++ = static_cast<char>('0' + (o / 10) % 10);
-        *out++ = static_cast<char>('0' + o % 10);
-        if (i != 0) *out++ = '.';
+namespace {
+
+/// Appends to a bounded buffer; `ok` turns false (and stays so) when something does not fit.
+struct appender {
+    std::span<char> out;
+    std::size_t n = 0;
+    bool ok = true;
+
+    void put(std::string_view s) noexcept
+    {
+        if (!ok || n + s.size() > out.size()) {
+            ok = false;
+            return;
+        }
+        std::memcpy(out.data() + n, s.data(), s.size());
+        n += s.size();
     }
-    return out;
+    void hex(uint64_t v, unsigned digits) noexcept
+    {
+        char tmp[16];
+        put_hex(tmp, v, digits);
+        put({tmp, digits});
+    }
+    /// host:port as in a Via sent-by or a SIP URI (IPv6 in brackets).
+    void host_port(const endpoint& e) noexcept
+    {
+        char tmp[max_endpoint_text];
+        const std::size_t len = format_endpoint(e, tmp);
+        if (len == 0) ok = false;
+        put({tmp, len});
+    }
+    [[nodiscard]] std::size_t done() const noexcept { return ok ? n : 0; }
+};
+
+}  // namespace
+
+std::size_t write_via(std::span<char> out, const endpoint& local, std::string_view branch, const endpoint& src) noexcept
+{
+    appender a{out};
+    a.put("SIP/2.0/");
+    a.put(transport_via_name(local.proto));
+    a.put(" ");
+    a.host_port(local);
+    a.put(";branch=");
+    a.put(branch);
+    a.put(";sbc-src=");
+    if (src.addr.is_v6()) {
+        for (uint8_t b : src.addr.v6_bytes()) a.hex(b, 2);
+    } else {
+        a.hex(src.addr.v4_host(), 8);
+    }
+    a.put(".");
+    a.hex(src.port, 4);
+    if (src.proto != transport::udp) {
+        a.put(src.proto == transport::tcp ? ".t" : ".s");
+        a.hex(src.conn, 8);
+    }
+    return a.done();
 }
 
-bool parse_ipv4_text(std::string_view s, uint32_t& ip) noexcept
+bool read_via_source(std::string_view v, endpoint& src) noexcept
 {
-    uint32_t v = 0;
-    unsigned parts = 0, digits = 0, octet = 0;
-    for (char c : s) {
-        if (c >= '0' && c <= '9') {
-            octet = octet * 10 + static_cast<unsigned>(c - '0');
-            if (++digits > 3 || octet > 255) return false;
-        } else if (c == '.') {
-            if (digits == 0 || parts == 3) return false;
-            v = (v << 8) | octet;
-            ++parts;
-            octet = digits = 0;
-        } else {
-            return false;
+    const std::size_t dot = v.find('.');
+    if (dot != 8 && dot != 32) return false;
+    uint64_t word;
+    endpoint e;
+    if (dot == 8) {
+        if (!get_hex(v.substr(0, 8), word)) return false;
+        e.addr = ip_address::v4(static_cast<uint32_t>(word));
+    } else {
+        std::array<uint8_t, 16> b{};
+        for (std::size_t i = 0; i < 16; ++i) {
+            if (!get_hex(v.substr(2 * i, 2), word)) return false;
+            b[i] = static_cast<uint8_t>(word);
         }
+        e.addr = ip_address::v6(b);
     }
-    if (digits == 0 || parts != 3) return false;
-    ip = (v << 8) | octet;
+    v.remove_prefix(dot + 1);
+    if (v.size() < 4 || !get_hex(v.substr(0, 4), word)) return false;
+    e.port = static_cast<uint16_t>(word);
+    v.remove_prefix(4);
+    if (!v.empty()) {
+        if (v.size() != 10 || v[0] != '.' || (v[1] != 't' && v[1] != 's') || !get_hex(v.substr(2), word)) return false;
+        e.proto = v[1] == 't' ? transport::tcp : transport::tls;
+        e.conn = static_cast<connection_id>(word);
+    }
+    src = e;
     return true;
+}
+
+std::size_t write_record_route(std::span<char> out, const endpoint& local, uint8_t worker) noexcept
+{
+    appender a{out};
+    a.put("<sip:");
+    a.host_port(local);
+    if (local.proto != transport::udp) {
+        a.put(";transport=");
+        a.put(transport_param_name(local.proto));
+    }
+    a.put(";lr;w=");
+    a.hex(worker, 2);
+    a.put(">");
+    return a.done();
 }
 
 std::string_view param_value(std::string_view params, std::string_view name, bool& found) noexcept

@@ -1,19 +1,22 @@
 // The identifiers the SBC mints into SIP messages, and reading them back: the Via branch of
 // a forwarded request (owner worker, setup slot, generation, attempt; or, for stateless
-// forwarding, the address to relay the response to) and the worker parameter of our
-// Record-Route. Any thread; pure.
+// forwarding, the address to relay the response to), our Via and Record-Route for the
+// transport of the leg they are on, and the worker parameter of our Record-Route. Any
+// thread; pure, no heap.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
+#include "common/address.h"
 #include "sip-fastpath/sip_message.h"
 
 namespace sbc::sip {
 
 /// "z9hG4bKsT" + worker(2) + slot(8) + generation(4) + attempt(1), hex.
 constexpr std::string_view branch_stateful = "z9hG4bKsT";
-/// "z9hG4bKsL" + worker(2) + hash(12), hex; the Via also carries ;sbc-src=IIIIIIII.PPPP.
+/// "z9hG4bKsL" + worker(2) + hash(12), hex; the Via also carries ;sbc-src= (write_via).
 constexpr std::string_view branch_stateless = "z9hG4bKsL";
 constexpr std::size_t branch_stateful_len = 9 + 2 + 8 + 4 + 1;
 
@@ -35,10 +38,26 @@ int stateless_owner(std::string_view branch) noexcept;
 char* put_hex(char* out, uint64_t v, unsigned digits) noexcept;
 bool get_hex(std::string_view s, uint64_t& v) noexcept;
 
-/// Dotted quad of a host-order address into out (at most 15 bytes); returns the end.
-char* put_ipv4(char* out, uint32_t ip) noexcept;
-/// Parses a dotted quad; false when `s` is not exactly one.
-bool parse_ipv4_text(std::string_view s, uint32_t& ip) noexcept;
+/// Longest Via value write_via writes (IPv6, stream transport, longest branch).
+constexpr std::size_t max_via_size = 176;
+/// Longest Record-Route value write_record_route writes.
+constexpr std::size_t max_record_route_size = 96;
+
+/// Our Via for a request that `src` sent and we forward from `local`, with `branch`:
+/// "SIP/2.0/UDP 198.18.0.1:5060;branch=...;sbc-src=..." — the sent-protocol is the transport
+/// of the leg the request goes out on (local.proto), IPv6 hosts in brackets, and sbc-src
+/// encodes where the response goes back (read_via_source). Returns the length written, 0 when
+/// `out` is too small.
+std::size_t write_via(std::span<char> out, const endpoint& local, std::string_view branch,
+                      const endpoint& src) noexcept;
+/// The endpoint a Via's sbc-src value names: "IIIIIIII.PPPP" (IPv4, UDP, the form since the
+/// start), 32 hex digits for IPv6, then ".tCCCCCCCC" (TCP) or ".sCCCCCCCC" (TLS) with the
+/// connection id. False when `value` is none of these.
+bool read_via_source(std::string_view value, endpoint& src) noexcept;
+/// Our Record-Route, so that in-dialog requests come back through `local`'s leg to worker
+/// `worker`: "<sip:198.18.0.1:5060;lr;w=00>", with ";transport=tcp" or ";transport=tls" on a
+/// stream leg. Returns the length written, 0 when `out` is too small.
+std::size_t write_record_route(std::span<char> out, const endpoint& local, uint8_t worker) noexcept;
 
 /// The value of URI or header parameter `name` (lower case) in a ";a=b;c" list, or empty;
 /// `found` tells a present parameter without value from an absent one.

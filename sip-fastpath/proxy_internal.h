@@ -23,7 +23,14 @@ constexpr uint8_t max_tried = 16;
 /// 17.2.3 matching, with the source standing in for sent-by).
 inline uint64_t upstream_key(const message& m, endpoint src) noexcept
 {
-    return hash_bytes(m.text(m.top_via.branch)) ^ (uint64_t{src.ip} << 16 | src.port);
+    return hash_bytes(m.text(m.top_via.branch)) ^ src.hash();
+}
+
+/// Our endpoint on the leg toward `remote`: the trunk address and port `local` the call uses,
+/// with the remote's transport and connection (Via, Record-Route and framing follow the leg).
+inline endpoint leg_local(const endpoint& local, const endpoint& remote) noexcept
+{
+    return endpoint{local.addr, local.port, remote.proto, remote.conn};
 }
 
 /// Single-writer add to a gauge other threads read (relaxed: each value stands alone).

@@ -3,6 +3,7 @@
 // each side. Worker only; nothing here runs without a media hook (set_media).
 #include <cstring>
 
+#include "sip-fastpath/proxy_ids.h"
 #include "sip-fastpath/proxy_internal.h"
 #include "sip-fastpath/sip_editor.h"
 
@@ -25,11 +26,11 @@ bool proxy::media_body(const message& m, uint64_t call, media_leg to, edits& e) 
     return true;
 }
 
-media_leg proxy::media_leg_of(uint64_t call, endpoint ep, const proxy_tables* t) const noexcept
+media_leg proxy::media_leg_of(uint64_t call, const endpoint& ep, const proxy_tables* t) const noexcept
 {
     const uint32_t d = dialogs_->find(call);
     if (d != none_slot) return dialogs_->entries[d].caller == ep ? media_leg::a : media_leg::b;
-    return t != nullptr && t->find_peer(ep.ip, ep.port) != no_peer ? media_leg::b : media_leg::a;
+    return t != nullptr && t->find_peer(ep.addr, ep.port) != no_peer ? media_leg::b : media_leg::a;
 }
 
 void proxy::media_end(uint64_t call) noexcept
@@ -86,7 +87,7 @@ void proxy::media_dialog_started(uint32_t slot) noexcept
 void proxy::media_bye(uint32_t d, bool to_a, outbox& out) noexcept
 {
     const media_dialog& md = media_dialogs_[d];
-    out_datagram* dg = out.next();
+    out_message* dg = out.next();
     if (dg == nullptr) {
         stats_->add(proxy_counter::outbox_full);
         return;
@@ -96,8 +97,10 @@ void proxy::media_bye(uint32_t d, bool to_a, outbox& out) noexcept
     char branch[32];
     const uint64_t key = dialogs_->entries[d].callid_hash ^ (to_a ? 0xa : 0xb);
     const std::size_t branch_len = write_stateless_branch(branch, key);
-    char via[160];
-    const std::size_t via_len = write_via(via, md.local, {branch, branch_len}, to_a ? md.a : md.b);
+    char via[max_via_size];
+    const endpoint& target = to_a ? md.a : md.b;
+    const endpoint local = leg_local(md.local, target);
+    const std::size_t via_len = write_via(via, local, {branch, branch_len}, target);
     writer w(dg->data);
     w.put("BYE ");
     w.put(md.get(to_a ? media_dialog::a_target : media_dialog::b_target));
@@ -113,7 +116,7 @@ void proxy::media_bye(uint32_t d, bool to_a, outbox& out) noexcept
     w.put_uint(md.cseq + 1);
     w.put(" BYE\r\nReason: SIP;cause=408;text=\"media inactivity\"\r\nContent-Length: 0\r\n\r\n");
     const write_result r = w.result();
-    if (r.ok()) out.commit(md.local, to_a ? md.a : md.b, r.len);
+    if (r.ok()) out.commit(local, target, r.len);
 }
 
 void proxy::media_silence(uint64_t now_ms, outbox& out) noexcept

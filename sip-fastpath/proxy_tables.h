@@ -14,26 +14,25 @@
 #include <string_view>
 #include <vector>
 
+#include "common/address.h"
+
 namespace sbc::sip {
 
 class route_matcher;  // Hyperscan databases, sip-fastpath/route_match.h
 class canary_matcher;  // canary selectors, sip-fastpath/canary_match.h
 
-struct ipv4_net {
-    uint32_t addr = 0;  ///< host order, already masked
-    uint32_t mask = 0;
-    [[nodiscard]] bool contains(uint32_t ip) const noexcept { return (ip & mask) == addr; }
-};
-
 /// A named SIP interface: where calls come in, and whom it takes them from.
 struct trunk {
     std::string name;
     uint16_t iface = 0;         ///< index into the snapshot's interfaces
-    uint32_t address = 0;       ///< the interface's address (host order)
-    uint16_t port = 5060;       ///< local UDP port
-    std::vector<ipv4_net> allow;
+    ip_address address;         ///< the interface's address
+    uint16_t port = 5060;       ///< local port
+    transport proto = transport::udp;  ///< what it listens with
+    std::vector<ip_prefix> allow;      ///< canonical (host bits clear)
 
-    [[nodiscard]] bool allows(uint32_t ip) const noexcept
+    /// Our endpoint on this trunk.
+    [[nodiscard]] endpoint local() const noexcept { return endpoint{address, port, proto, 0}; }
+    [[nodiscard]] bool allows(const ip_address& ip) const noexcept
     {
         for (const auto& n : allow)
             if (n.contains(ip)) return true;
@@ -50,13 +49,17 @@ constexpr uint8_t no_canary = 0xff;
 struct peer {
     std::string name;           ///< "region1/198.18.1.11:5060" or the configured name
     uint32_t id = 0;            ///< stable index into peer_health, kept across snapshots
-    uint32_t address = 0;       ///< host order
+    ip_address address;
     uint16_t port = 5060;
+    transport proto = transport::udp;
     uint16_t priority = 0;      ///< RFC 2782: lower first
     uint16_t weight = 0;        ///< RFC 2782: share within a priority
     uint16_t region = 0;        ///< index into proxy_tables::regions
     uint16_t trunk = 0;         ///< the trunk (local address and port) calls to it leave from
     uint8_t canary = no_canary; ///< slot of its canary pattern (bit in a call's canary mask), or no_canary
+
+    /// Where its calls go.
+    [[nodiscard]] endpoint remote() const noexcept { return endpoint{address, port, proto, 0}; }
 };
 
 enum class selector : uint8_t { srv, round_robin, least_calls, hash_call_id };
@@ -96,11 +99,6 @@ struct retry_policy {
 struct self_policy {
     uint16_t healthy_code = 200;      ///< while it takes calls
     uint16_t unavailable_code = 503;  ///< while draining or overloaded; 0: no answer at all
-};
-
-struct limits {
-    uint32_t transactions_per_worker = 262144;
-    uint32_t dialogs_per_worker = 131072;
 };
 
 /// Health word of a peer. Bits, so that one store flips one aspect without a lock.
@@ -149,31 +147,48 @@ struct proxy_tables {
     std::vector<route> routes;           ///< in priority order; the first that matches wins
     int default_route = -1;              ///< route taken when none matches; -1: answer 404
     retry_policy retry;
-    limits lim;
     self_policy self;
     std::shared_ptr<const route_matcher> matcher;  ///< compiled routes (null: no routes)
     std::shared_ptr<const canary_matcher> canaries;  ///< compiled canary patterns (null: no canary)
 
-    /// Index of the trunk listening on (address, port), or -1.
-    [[nodiscard]] int find_trunk(uint32_t address, uint16_t port) const noexcept
+    /// Index of the trunk listening on (address, port), or -1. Trunks are few (one per local
+    /// address and port); the receive step calls this once per message.
+    [[nodiscard]] int find_trunk(const ip_address& address, uint16_t port) const noexcept
     {
         for (std::size_t i = 0; i < trunks.size(); ++i)
             if (trunks[i].port == port && trunks[i].address == address) return static_cast<int>(i);
         return -1;
     }
-    /// Whether any peer has this address (in-dialog requests come from peers too).
-    [[nodiscard]] bool is_peer_address(uint32_t address) const noexcept
+    /// Whether any peer has this address (in-dialog requests come from peers too): a hash
+    /// lookup (index_peers must have run).
+    [[nodiscard]] bool is_peer_address(const ip_address& address) const noexcept
     {
-        for (const auto& p : peers)
-            if (p.address == address) return true;
-        return false;
+        return lookup(by_address_, address.hash(), [&](const peer& p) { return p.address == address; }) != no_peer;
     }
-    /// Index of the peer at (address, port), or no_peer.
-    [[nodiscard]] uint32_t find_peer(uint32_t address, uint16_t port) const noexcept
+    /// Index of the peer at (address, port), or no_peer: a hash lookup (index_peers must have run).
+    [[nodiscard]] uint32_t find_peer(const ip_address& address, uint16_t port) const noexcept
     {
-        for (std::size_t i = 0; i < peers.size(); ++i)
-            if (peers[i].address == address && peers[i].port == port) return static_cast<uint32_t>(i);
-        return no_peer;
+        return lookup(by_endpoint_, address.hash() ^ port,
+                      [&](const peer& p) { return p.port == port && p.address == address; });
+    }
+    /// Builds the peer indexes from `peers`; the builder calls it once after filling peers.
+    void index_peers();
+
+private:
+    /// Open addressing over peer indices (no_peer: empty), power-of-two sized, at most half full.
+    std::vector<uint32_t> by_address_;
+    std::vector<uint32_t> by_endpoint_;
+
+    template <class Match>
+    [[nodiscard]] uint32_t lookup(const std::vector<uint32_t>& index, uint64_t h, Match match) const noexcept
+    {
+        if (index.empty()) return no_peer;
+        const std::size_t mask = index.size() - 1;
+        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+            const uint32_t p = index[i];
+            if (p == no_peer) return no_peer;
+            if (match(peers[p])) return p;
+        }
     }
 };
 

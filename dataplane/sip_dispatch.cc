@@ -1,0 +1,109 @@
+// The SIP stage's dispatch step (see sip_path.h): each decoded input goes to the worker that
+// owns its transaction or dialog (named in the Via branch or Record-Route parameter we minted),
+// through a single-producer ring that carries the mbuf with its decoded input in the headroom;
+// inputs this worker owns go to its proxy in one call. Also the per-iteration poll of the
+// handoff rings and the proxy's timers. Worker only: no heap, locks, system calls or logging.
+#include <rte_ring.h>
+
+#include "dataplane/sip_path.h"
+#include "dataplane/sip_stage.h"
+#include "sip-fastpath/proxy_ids.h"
+
+namespace sbc::dataplane {
+
+namespace {
+
+/// Hands `m` to worker `owner` when that is another worker with a ring; true when it did
+/// (or dropped it on a full ring, counted).
+bool hand_off(worker& w, int owner, rte_mbuf* m, sip_tally& t) noexcept
+{
+    if (owner < 0 || static_cast<unsigned>(owner) == w.id || static_cast<std::size_t>(owner) >= w.handoff_out.size())
+        return false;
+    rte_ring* r = w.handoff_out[static_cast<std::size_t>(owner)];
+    if (r == nullptr) return false;  // no such worker: handled here (finds no state, counted)
+    if (rte_ring_sp_enqueue(r, m) != 0) {
+        rte_pktmbuf_free(m);
+        ++t.handoff_full;
+    }
+    return true;
+}
+
+/// The owner of the attempt an ICMP error quotes (our stateful branch in the quoted text), or -1.
+int quote_owner(std::string_view quoted) noexcept
+{
+    const std::size_t b = quoted.find(sip::branch_stateful);
+    sip::txn_id id;
+    if (b == std::string_view::npos || !sip::read_branch(quoted.substr(b, sip::branch_stateful_len), id)) return -1;
+    return id.worker;
+}
+
+void dispatch_unreachable(worker& w, const snapshot& snap, rte_mbuf* m, const sip_handoff& in, bool check_owner,
+                          sip_tally& t) noexcept
+{
+    const std::string_view quoted{rte_pktmbuf_mtod_offset(m, const char*, in.off), in.len};
+    if (check_owner && hand_off(w, quote_owner(quoted), m, t)) return;
+    w.proxy->on_icmp_unreachable(*snap.proxy, w.shared->peer_health, quoted, in.src, in.now_ms, *w.outbox);
+    rte_pktmbuf_free(m);
+    flush_outbox(w, snap, t);
+}
+
+}  // namespace
+
+void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, bool check_owner, sip_tally& t) noexcept
+{
+    const sip_handoff& in = *handoff_of(m);
+    if (in.what == sip_handoff::kind::unreachable) {
+        dispatch_unreachable(w, snap, m, in, check_owner, t);
+        return;
+    }
+    if (in.trunk >= snap.proxy->trunks.size() || !(snap.proxy->trunks[in.trunk].local().same_place(in.local))) {
+        rte_pktmbuf_free(m);  // a handed-off input whose trunk a new snapshot removed or moved
+        ++t.not_trunk;
+        return;
+    }
+    const std::string_view bytes = input_bytes(w, m, in, t);
+    if (bytes.empty() && in.len != 0) {
+        rte_pktmbuf_free(m);
+        return;
+    }
+    glean_sender(w, snap, in);
+    sip::message& msg = sip_state(w.id).message;
+    const bool parsed = sip::parse(bytes, msg) == sip::error::none;
+    if (parsed && msg.is_response() && msg.has_top_via && take_probe_reply(w, snap, msg, in.src.addr)) {
+        rte_pktmbuf_free(m);
+        return;
+    }
+    if (check_owner && parsed && hand_off(w, sip::message_owner(msg), m, t)) return;
+    const sip::sip_input input{bytes, in.src, in.local, in.trunk, in.now_ms};
+    w.proxy->on_message(*snap.proxy, w.shared->peer_health, input, msg, *w.outbox);
+    rte_pktmbuf_free(m);
+    flush_outbox(w, snap, t);
+}
+
+uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
+{
+    if (!snap.proxy || !w.proxy) return 0;
+    sip_tally t;
+    const uint64_t now_ms = now_ms_of(w, now_tsc);
+    uint32_t received = 0;
+    sip_state(w.id).last_needed = ip_address{};
+    std::array<rte_mbuf*, burst_size> pkts;
+    for (rte_ring* r : w.handoff_in) {
+        if (r == nullptr) continue;
+        const unsigned n = rte_ring_sc_dequeue_burst(r, reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
+        for (unsigned i = 0; i < n; ++i) dispatch_input(w, snap, pkts[i], false, t);
+        received += n;
+    }
+    if (received != 0) w.counters.entered(stage::sip, received);
+    sip_worker_state& st = sip_state(w.id);
+    if (now_ms != st.last_tick_ms) {
+        st.last_tick_ms = now_ms;
+        st.glean_hop = ip_address{};  // timers answer nobody in particular
+        w.proxy->on_tick(*snap.proxy, w.shared->peer_health, now_ms, *w.outbox);
+        flush_outbox(w, snap, t);
+    }
+    t.commit(w);
+    return received + t.sent;
+}
+
+}  // namespace sbc::dataplane

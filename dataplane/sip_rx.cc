@@ -1,0 +1,186 @@
+// The SIP stage's receive step (see sip_path.h): a validated UDP datagram to a trunk becomes a
+// decoded, transport-neutral input (endpoints with transport, trunk, arrival time) stored in its
+// mbuf's headroom; the sender's next hop is gleaned; replies to the control core's OPTIONS
+// probes and ICMP errors about our datagrams are recognised. Also the stage's entry points.
+// Worker only: no heap, locks, system calls or logging.
+#include <new>
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "dataplane/events.h"
+#include "dataplane/sip_path.h"
+#include "dataplane/sip_stage.h"
+#include "sip-fastpath/probe_branch.h"
+#include "sip-fastpath/proxy_ids.h"
+
+namespace sbc::dataplane {
+
+namespace {
+
+std::array<sip_worker_state, std::tuple_size_v<decltype(worker::handoff_in)>> states;
+
+}  // namespace
+
+sip_worker_state& sip_state(unsigned worker) noexcept { return states[worker]; }
+
+uint64_t now_ms_of(const worker& w, uint64_t tsc) noexcept { return tsc / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1); }
+
+void sip_tally::commit(worker& w) const noexcept
+{
+    if (handoff_full) w.counters.drop(drop_reason::sip_handoff_full, handoff_full);
+    if (no_buffer) w.counters.drop(drop_reason::sip_no_buffer, no_buffer);
+    if (too_big) w.counters.drop(drop_reason::sip_too_big, too_big);
+    if (no_interface) w.counters.drop(drop_reason::sip_no_interface, no_interface);
+    if (no_neighbour) w.counters.drop(drop_reason::neighbour_unknown, no_neighbour);
+    if (not_trunk) w.counters.drop(drop_reason::udp_port_closed, not_trunk);
+    if (unreadable) w.counters.drop(drop_reason::sip_unreadable, unreadable);
+    if (no_transport) w.counters.drop(drop_reason::sip_no_transport, no_transport);
+}
+
+void decode_datagram(const rte_mbuf* m, uint16_t iface, uint16_t trunk, uint64_t now_ms, sip_handoff& in) noexcept
+{
+    const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
+    const auto* udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr*, m->l2_len + m->l3_len);
+    const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
+    in.what = sip_handoff::kind::message;
+    in.src = endpoint::udp4(rte_be_to_cpu_32(ip->src_addr), rte_be_to_cpu_16(udp->src_port));
+    in.local = endpoint::udp4(rte_be_to_cpu_32(ip->dst_addr), rte_be_to_cpu_16(udp->dst_port));
+    in.now_ms = now_ms;
+    in.off = m->l2_len + m->l3_len + static_cast<uint32_t>(sizeof(rte_udp_hdr));
+    in.len = rte_be_to_cpu_16(udp->dgram_len) - static_cast<uint32_t>(sizeof(rte_udp_hdr));
+    in.trunk = trunk;
+    in.iface = iface;
+    std::memcpy(in.src_mac.data(), eth->src_addr.addr_bytes, in.src_mac.size());
+}
+
+std::string_view input_bytes(worker& w, const rte_mbuf* m, const sip_handoff& in, sip_tally& t) noexcept
+{
+    if (m->nb_segs == 1) return {rte_pktmbuf_mtod_offset(m, const char*, in.off), in.len};
+    // Reassembled from fragments: one contiguous copy for the parser.
+    char* scratch = sip_state(w.id).scratch.data();
+    const void* p = in.len <= sip_state(w.id).scratch.size() ? rte_pktmbuf_read(m, in.off, in.len, scratch) : nullptr;
+    if (p == nullptr) {
+        ++t.unreadable;
+        return {};
+    }
+    return {static_cast<const char*>(p), in.len};
+}
+
+void glean_sender(worker& w, const snapshot& snap, const sip_handoff& in) noexcept
+{
+    sip_worker_state& st = sip_state(w.id);
+    st.glean_hop = ip_address{};
+    if (in.iface >= snap.interfaces.size()) return;
+    const interface_info& ifc = snap.interfaces[in.iface];
+    const uint32_t hop = ifc.next_hop(in.src.addr.v4_host());
+    if (hop == 0) return;
+    st.glean_hop = ip_address::v4(hop);
+    st.glean_mac = in.src_mac;
+    if (hop == in.src.addr.v4_host() && !w.shared->neighbours.lookup(st.glean_hop)) {
+        event e{};
+        e.kind = event_kind::neighbour_seen;
+        e.worker = static_cast<uint8_t>(w.id);
+        e.iface = in.iface;
+        e.ip = st.glean_hop;
+        e.mac = in.src_mac;
+        post_event(w, e);
+    }
+}
+
+bool take_probe_reply(worker& w, const snapshot& snap, const sip::message& msg, const ip_address& src) noexcept
+{
+    const std::string_view branch = msg.text(msg.top_via.branch);
+    if (!sip::is_probe_branch(branch)) return false;  // one prefix compare for every other response
+    sip::probe_id id;
+    // Not well-formed, or not from a peer: the proxy handles it (counted stale or denied).
+    // Only a peer's address may answer a probe (anyone else's "200" would bring a dead peer back).
+    if (!sip::read_probe_branch(branch, id) || !snap.proxy->is_peer_address(src)) return false;
+    event e{};
+    e.kind = event_kind::probe_reply;
+    e.worker = static_cast<uint8_t>(w.id);
+    e.peer_id = id.peer;
+    e.probe_seq = id.seq;
+    e.code = msg.status;
+    e.probe_rx_tsc8 = static_cast<uint32_t>(rte_rdtsc() >> 8);
+    post_event(w, e);
+    return true;
+}
+
+bool decode_sip_quote(const snapshot& snap, const rte_mbuf* m, sip_quote& q) noexcept
+{
+    const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
+    const uint32_t len = rte_be_to_cpu_16(ip->total_length) - m->l3_len;
+    const auto* icmp = rte_pktmbuf_mtod_offset(m, const uint8_t*, m->l2_len + m->l3_len);
+    icmp_quote iq;
+    if (!read_icmp_quote(icmp, len, iq) || iq.proto != IPPROTO_UDP ||
+        snap.proxy->find_trunk(ip_address::v4(iq.src), iq.src_port) < 0)
+        return false;
+    q.to = endpoint::udp4(iq.dst, iq.dst_port);
+    q.payload = iq.payload;
+    q.off = static_cast<uint32_t>(iq.payload.data() - rte_pktmbuf_mtod(m, const char*));
+    return true;
+}
+
+// --- the stage's entry points (sip_stage.h)
+
+void sip_stage(worker& w, const snapshot& snap, sub_burst& b, const uint16_t* trunks) noexcept
+{
+    w.counters.entered(stage::sip, b.n);
+    sip_tally t;
+    const uint64_t now_ms = now_ms_of(w, rte_rdtsc());
+    sip_state(w.id).last_needed = ip_address{};
+    for (uint16_t i = 0; i < b.n; ++i) {
+        rte_mbuf* m = b.pkts[i];
+        sip_handoff* in = handoff_of(m);
+        if (in == nullptr) {  // a PMD that leaves no headroom: nothing to decode into
+            rte_pktmbuf_free(m);
+            ++t.unreadable;
+            continue;
+        }
+        new (in) sip_handoff{};
+        decode_datagram(m, b.iface[i], trunks[i], now_ms, *in);
+        dispatch_input(w, snap, m, true, t);
+    }
+    t.commit(w);
+    b.n = 0;
+}
+
+bool sip_unreachable(worker& w, const snapshot& snap, rte_mbuf* m) noexcept
+{
+    if (!snap.proxy || !w.proxy) return false;
+    sip_quote q;
+    if (!decode_sip_quote(snap, m, q)) return false;
+    // About one of the control core's probes: it fails now, not at its timeout (code 0).
+    const std::size_t b = q.payload.find(sip::branch_probe);
+    sip::probe_id id;
+    if (b != std::string_view::npos && sip::read_probe_branch(q.payload.substr(b, sip::branch_probe_len), id) &&
+        snap.proxy->find_peer(q.to.addr, q.to.port) != sip::no_peer) {
+        event e{};
+        e.kind = event_kind::probe_reply;
+        e.worker = static_cast<uint8_t>(w.id);
+        e.peer_id = id.peer;
+        e.probe_seq = id.seq;
+        e.code = 0;  // no SIP answer: ICMP destination unreachable
+        e.probe_rx_tsc8 = static_cast<uint32_t>(rte_rdtsc() >> 8);
+        post_event(w, e);
+        rte_pktmbuf_free(m);
+        return true;
+    }
+    if (q.payload.find(sip::branch_stateful) == std::string_view::npos) return false;
+    sip_handoff* in = handoff_of(m);
+    if (in == nullptr) return false;
+    new (in) sip_handoff{};
+    in->what = sip_handoff::kind::unreachable;
+    in->src = q.to;
+    in->now_ms = now_ms_of(w, rte_rdtsc());
+    in->off = q.off;
+    in->len = static_cast<uint32_t>(q.payload.size());
+    sip_tally t;
+    dispatch_input(w, snap, m, true, t);
+    t.commit(w);
+    return true;
+}
+
+}  // namespace sbc::dataplane

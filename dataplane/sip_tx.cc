@@ -1,0 +1,98 @@
+// The SIP stage's send step (see sip_path.h): every message the proxy produced is framed for
+// the transport of the leg it goes on (UDP datagrams now; stream connections come with the
+// stream thread) and queued for transmission; the proxy's peer verdicts go to the control
+// core as events. Worker only: no heap, locks, system calls or logging.
+#include "dataplane/events.h"
+#include "dataplane/sip_path.h"
+#include "dataplane/udp_frame.h"
+
+namespace sbc::dataplane {
+
+namespace {
+
+/// The MAC of `hop`: from the neighbour table, else the one the message being answered came
+/// from; null (the control core told, once per burst and hop) when neither knows it.
+const uint8_t* resolve(worker& w, const next_hop& nh, mac_addr& mac) noexcept
+{
+    if (const auto known = w.shared->neighbours.lookup(nh.hop)) {
+        mac = *known;
+        return mac.data();
+    }
+    sip_worker_state& st = sip_state(w.id);
+    // An answer to the input being handled goes back to the MAC it came from, also before the
+    // control core has learned it (a caller's first INVITE must get its 100 Trying).
+    if (nh.hop == st.glean_hop) return st.glean_mac.data();
+    if (nh.hop != st.last_needed) {
+        event e{};
+        e.kind = event_kind::neighbour_needed;
+        e.worker = static_cast<uint8_t>(w.id);
+        e.iface = nh.iface;
+        e.ip = nh.hop;
+        post_event(w, e);
+        st.last_needed = nh.hop;
+    }
+    return nullptr;
+}
+
+/// Frames one datagram of the proxy into a fresh mbuf and queues it for transmission.
+void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, sip_tally& t) noexcept
+{
+    if (udp4_headers + d.len > ipv4_mtu) {
+        ++t.too_big;
+        return;
+    }
+    // The trunk we send from names the interface (two VLANs may share an address).
+    const int trunk = snap.proxy->find_trunk(d.src.addr, d.src.port);
+    const uint16_t prefer = trunk >= 0 ? snap.proxy->trunks[static_cast<std::size_t>(trunk)].iface : no_interface;
+    const next_hop nh = route_packet(snap.interfaces, d.src.addr, d.dst.addr, prefer);
+    if (nh.iface == no_interface) {
+        ++t.no_interface;
+        return;
+    }
+    mac_addr mac;
+    const uint8_t* dst_mac = nh.found() ? resolve(w, nh, mac) : nullptr;
+    if (dst_mac == nullptr) {
+        ++t.no_neighbour;
+        return;
+    }
+    rte_mbuf* m = rte_pktmbuf_alloc(w.pool);
+    if (m == nullptr) {
+        ++t.no_buffer;
+        return;
+    }
+    const interface_info& ifc = snap.interfaces[nh.iface];
+    if (!frame_udp4(m, ifc, dst_mac, d.src, d.dst, {d.data.data(), d.len}, sip_state(w.id).ip_id++)) {
+        rte_pktmbuf_free(m);
+        ++t.no_buffer;
+        return;
+    }
+    tx_enqueue(w, ifc.port_id, m);
+    ++t.sent;
+}
+
+}  // namespace
+
+void flush_outbox(worker& w, const snapshot& snap, sip_tally& t) noexcept
+{
+    sip::outbox& o = *w.outbox;
+    for (uint32_t i = 0; i < o.n; ++i) {
+        const sip::out_message& msg = o.msgs[i];
+        if (msg.dst.proto == transport::udp)
+            send_datagram(w, snap, msg, t);
+        else
+            ++t.no_transport;  // TCP and TLS legs: the stream path is not built yet
+    }
+    for (uint32_t i = 0; i < o.n_events; ++i) {
+        const sip::peer_event& pe = o.events[i];
+        event e{};
+        e.kind = pe.kind == sip::peer_event_kind::failed ? event_kind::peer_failed : event_kind::peer_answered;
+        e.worker = static_cast<uint8_t>(w.id);
+        e.cause = pe.cause;
+        e.code = pe.code;
+        e.peer_id = pe.peer_id;
+        post_event(w, e);
+    }
+    o.clear();
+}
+
+}  // namespace sbc::dataplane

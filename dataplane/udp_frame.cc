@@ -1,0 +1,64 @@
+// Framing UDP datagrams we originate and choosing their way out (see udp_frame.h). Any thread
+// on an mbuf it owns: workers (SIP) and the control core (OPTIONS probes).
+#include "dataplane/udp_frame.h"
+
+#include <cstring>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "dataplane/stages.h"
+
+namespace sbc::dataplane {
+
+next_hop route_packet(std::span<const interface_info> ifcs, const ip_address& from, const ip_address& to,
+                      uint16_t prefer) noexcept
+{
+    const uint32_t dst = to.v4_host();
+    auto via = [&](uint16_t i) {
+        const uint32_t hop = dst != 0 ? ifcs[i].next_hop(dst) : 0;
+        return next_hop{i, hop != 0 ? ip_address::v4(hop) : ip_address{}};
+    };
+    if (prefer < ifcs.size() && ifcs[prefer].address == from.v4_host()) return via(prefer);
+    for (uint16_t i = 0; i < ifcs.size(); ++i) {
+        if (!from.is_unspecified() && ifcs[i].address != from.v4_host()) continue;
+        const next_hop nh = via(i);
+        if (from.is_unspecified() && !nh.found()) continue;
+        return nh;
+    }
+    return {};
+}
+
+bool frame_udp4(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac, const endpoint& src,
+                const endpoint& dst, std::string_view payload, uint16_t ip_id) noexcept
+{
+    if (!src.addr.is_v4() || !dst.addr.is_v4() || udp4_headers + payload.size() > ipv4_mtu) return false;
+    const auto l3 = static_cast<uint16_t>(udp4_headers + payload.size());
+    char* p = rte_pktmbuf_append(m, l3);
+    if (p == nullptr) return false;
+    auto* ip = reinterpret_cast<rte_ipv4_hdr*>(p);
+    ip->version_ihl = RTE_IPV4_VHL_DEF;
+    ip->type_of_service = 0;
+    ip->total_length = rte_cpu_to_be_16(l3);
+    ip->packet_id = rte_cpu_to_be_16(ip_id);
+    ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+    ip->time_to_live = 64;
+    ip->next_proto_id = IPPROTO_UDP;
+    ip->hdr_checksum = 0;
+    ip->src_addr = rte_cpu_to_be_32(src.addr.v4_host());
+    ip->dst_addr = rte_cpu_to_be_32(dst.addr.v4_host());
+    ip->hdr_checksum = rte_ipv4_cksum(ip);
+    auto* udp = reinterpret_cast<rte_udp_hdr*>(ip + 1);
+    udp->src_port = rte_cpu_to_be_16(src.port);
+    udp->dst_port = rte_cpu_to_be_16(dst.port);
+    udp->dgram_len = rte_cpu_to_be_16(static_cast<uint16_t>(sizeof(rte_udp_hdr) + payload.size()));
+    udp->dgram_cksum = 0;
+    std::memcpy(udp + 1, payload.data(), payload.size());
+    // Software checksum: it covers the payload, which we just wrote and is in cache.
+    udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+    m->l2_len = 0;
+    m->l3_len = sizeof(rte_ipv4_hdr);
+    return write_l2(m, ifc, dst_mac);
+}
+
+}  // namespace sbc::dataplane

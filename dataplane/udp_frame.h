@@ -1,0 +1,44 @@
+// Framing a UDP datagram that the SBC originates (a SIP message from a worker, an OPTIONS probe
+// from the control core) and choosing where it leaves: the interface that owns its source
+// address and the next hop to resolve. Written once for every sender. Any thread, on an mbuf
+// it owns; no heap, locks or system calls.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include <rte_mbuf.h>
+
+#include "common/address.h"
+#include "dataplane/snapshot.h"
+
+namespace sbc::dataplane {
+
+/// Largest IPv4 packet we send. SIP over UDP larger than the path MTU must go over TCP
+/// (RFC 3261 18.1.1); until the TCP transport exists such messages are dropped and counted
+/// (sip_too_big) rather than fragmented.
+constexpr uint32_t ipv4_mtu = 1500;
+/// IPv4 and UDP headers in front of a datagram's payload.
+constexpr uint32_t udp4_headers = 28;
+
+/// Where a packet from our address `from` to `to` leaves: interface `prefer` when it owns
+/// `from` (two VLAN interfaces may share an address: the trunk's own wins), else the first
+/// interface that owns `from` (when `from` is unspecified, the first that reaches `to`), and
+/// the neighbour to send it to (`to` itself on-link, else the gateway).
+struct next_hop {
+    uint16_t iface = no_interface;  ///< index into the interfaces; no_interface: none
+    ip_address hop;                 ///< unspecified: `to` is unreachable from that interface
+    [[nodiscard]] bool found() const noexcept { return iface != no_interface && !hop.is_unspecified(); }
+};
+next_hop route_packet(std::span<const interface_info> ifcs, const ip_address& from, const ip_address& to,
+                      uint16_t prefer = no_interface) noexcept;
+
+/// Fills the empty mbuf `m` with IPv4 (DF, TTL 64, id `ip_id`) + UDP (software checksum) +
+/// `payload` from `src` to `dst`, then our Ethernet (+802.1Q) header for `dst_mac` on `ifc`.
+/// False when the addresses are not IPv4, the datagram exceeds ipv4_mtu, or `m` has no room;
+/// the caller frees `m` then.
+bool frame_udp4(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac, const endpoint& src,
+                const endpoint& dst, std::string_view payload, uint16_t ip_id) noexcept;
+
+}  // namespace sbc::dataplane
