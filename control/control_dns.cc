@@ -47,7 +47,8 @@ void control_loop::on_dns(uint64_t now)
     bool unresolved = false;
     for (const auto& lr : dns_.peers_for(cfg_))
         for (const auto& p : lr.current) {
-            const dataplane::next_hop nh = dataplane::route_packet(published_.interfaces, ip_address{}, ip_address::v4(p.address));
+            const dataplane::next_hop nh =
+                dataplane::route_packet(published_.interfaces, ip_address{}, ip_address::v4(p.address));
             if (nh.found() && !rt_.shared->neighbours.lookup(nh.hop)) {
                 neighbours_.needed(nh.iface, nh.hop.v4_host(), now);  // sends only when no request is under way
                 unresolved = true;
