@@ -13,10 +13,10 @@ nlohmann::json control_loop::peer_canary(const nlohmann::json& request)
 {
     const std::string action = request.value("action", "");
     const std::string name = request.value("name", "");
-    if (!tables_) return {{"ok", false}, {"error", "no peers configured"}};
+    if (!published_.tables) return {{"ok", false}, {"error", "no peers configured"}};
     bool known_peer = false;
     std::string known;
-    for (const auto& p : tables_->peers) {
+    for (const auto& p : published_.tables->peers) {
         if (p.name == name) known_peer = true;
         else if (known.size() < 300) known += (known.empty() ? "" : ", ") + p.name;
     }
@@ -38,7 +38,7 @@ nlohmann::json control_loop::peer_canary(const nlohmann::json& request)
         }
         std::fprintf(stderr, "sbcd: peer %s: canary by the operator: only new calls matching %s (generation %llu)\n",
                      name.c_str(), canaries_.find(name)->describe().c_str(),
-                     static_cast<unsigned long long>(generation_.load()));
+                     static_cast<unsigned long long>(published_.generation.load()));
     } else {
         const canary_entry* before = canaries_.find(name);
         if (before == nullptr) return {{"ok", false}, {"error", "peer " + name + " is not a canary"}};

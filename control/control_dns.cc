@@ -20,10 +20,10 @@ bool control_loop::peer_has_calls(const std::string& key) const
 
 void control_loop::resolve_peer_hops()
 {
-    if (!tables_) return;
+    if (!published_.tables) return;
     const uint64_t now = now_ms();
-    for (const auto& p : tables_->peers) {
-        const dataplane::next_hop nh = dataplane::route_packet(interfaces_, ip_address{}, p.address);
+    for (const auto& p : published_.tables->peers) {
+        const dataplane::next_hop nh = dataplane::route_packet(published_.interfaces, ip_address{}, p.address);
         if (nh.found() && !rt_.shared->neighbours.lookup(nh.hop)) neighbours_.needed(nh.iface, nh.hop.v4_host(), now);
     }
 }
@@ -39,22 +39,22 @@ constexpr uint64_t dns_arp_wait_ms = 1000;
 
 void control_loop::on_dns(uint64_t now)
 {
-    if (dns_.poll(now) && !dns_publish_pending_) {
-        dns_publish_pending_ = true;
-        dns_changed_ms_ = now;
+    if (dns_.poll(now) && !dns_publish_.pending) {
+        dns_publish_.pending = true;
+        dns_publish_.changed_ms = now;
     }
-    if (!dns_publish_pending_) return;
+    if (!dns_publish_.pending) return;
     bool unresolved = false;
     for (const auto& lr : dns_.peers_for(cfg_))
         for (const auto& p : lr.current) {
-            const dataplane::next_hop nh = dataplane::route_packet(interfaces_, ip_address{}, p.address);
+            const dataplane::next_hop nh = dataplane::route_packet(published_.interfaces, ip_address{}, p.address);
             if (nh.found() && !rt_.shared->neighbours.lookup(nh.hop)) {
                 neighbours_.needed(nh.iface, nh.hop.v4_host(), now);  // sends only when no request is under way
                 unresolved = true;
             }
         }
-    if (unresolved && now - dns_changed_ms_ < dns_arp_wait_ms) return;
-    dns_publish_pending_ = false;
+    if (unresolved && now - dns_publish_.changed_ms < dns_arp_wait_ms) return;
+    dns_publish_.pending = false;
     std::string err;
     if (!publish_config(cfg_, err)) std::fprintf(stderr, "sbcd: peers from DNS not published: %s\n", err.c_str());
 }

@@ -59,7 +59,7 @@ control_loop::control_loop(config cfg, dataplane::dataplane_runtime& rt)
 
 bool control_loop::publish_config(const config& c, std::string& error)
 {
-    const uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;
+    const uint64_t gen = published_.generation.load(std::memory_order_relaxed) + 1;
     if (!dns_.prepare(c, error)) return false;
     const std::vector<learned_region> learned = dns_.peers_for(c);
     auto snap = build_snapshot(c, rt_.ports, gen, error);
@@ -81,26 +81,27 @@ bool control_loop::publish_config(const config& c, std::string& error)
         snap->proxy = canaries_.apply(std::move(snap->proxy), c.node.workers, rt_.shared->peer_health, dropped, error);
         if (!snap->proxy) return false;
         for (const auto& n : dropped) std::fprintf(stderr, "sbcd: peer %s: canary dropped, the peer is gone\n", n.c_str());
-        peer_names_.assign(sip::max_peers, {});
-        for (const auto& p : snap->proxy->peers) peer_names_[p.id] = p.name;
+        published_.peer_names.assign(sip::max_peers, {});
+        for (const auto& p : snap->proxy->peers) published_.peer_names[p.id] = p.name;
     }
-    tables_ = snap->proxy;
+    published_.tables = snap->proxy;
     passive_.set_policy(passive_policy{c.health.passive_down_after, c.health.retest_interval_ms});
-    interfaces_ = snap->interfaces;
+    published_.interfaces = snap->interfaces;
     {
         std::vector<uint32_t> fresh;
         if (snap->proxy) {
             fresh.assign(ids_.added().begin(), ids_.added().end());
             fresh.insert(fresh.end(), ids_.freed().begin(), ids_.freed().end());
         }
-        prober_.configure(c, snap->proxy, interfaces_, fresh);
+        prober_.configure(c, snap->proxy, published_.interfaces, fresh);
         if (snap->proxy)
             for (const auto& p : snap->proxy->peers) passive_.set_probed(p.id, prober_.probed(p.id));
     }
     publish_snapshot(rt_.shared->snap, std::move(snap));
-    generation_.store(gen, std::memory_order_relaxed);
+    published_.generation.store(gen, std::memory_order_relaxed);
     dns_.commit(c, learned);
-    if (state_.load(std::memory_order_relaxed) != 0) resolve_peer_hops();  // at start: run() does it
+    // At start run() does it.
+    if (shared_.state.load(std::memory_order_relaxed) != node_state::starting) resolve_peer_hops();
     return true;
 }
 
@@ -150,10 +151,16 @@ void control_loop::sample_loop_gaps()
 
 std::string control_loop::peer_name(uint32_t id) const
 {
-    return id < peer_names_.size() && !peer_names_[id].empty() ? peer_names_[id] : "#" + std::to_string(id);
+    const auto& names = published_.peer_names;
+    return id < names.size() && !names[id].empty() ? names[id] : "#" + std::to_string(id);
 }
 
-control_loop::~control_loop() = default;
+control_loop::~control_loop()
+{
+    // Stop the HTTP thread before anything it reads goes; the member order (shared_ before
+    // http_) already ensures it, this says so where the destruction happens.
+    http_.reset();
+}
 
 uint64_t control_loop::now_ms() const
 {
@@ -163,7 +170,7 @@ uint64_t control_loop::now_ms() const
 
 void control_loop::send_arp(uint16_t iface, const dataplane::arp_fields& f)
 {
-    if (iface >= interfaces_.size()) return;
+    if (iface >= published_.interfaces.size()) return;
     rte_mbuf* m = rte_pktmbuf_alloc(rt_.control_pool);
     if (m == nullptr) return;
     auto* data = rte_pktmbuf_mtod(m, uint8_t*);
@@ -173,7 +180,7 @@ void control_loop::send_arp(uint16_t iface, const dataplane::arp_fields& f)
     const auto frame = static_cast<uint16_t>(len < 60 ? 60 : len);
     m->data_len = frame;
     m->pkt_len = frame;
-    m->port = interfaces_[iface].port_id;
+    m->port = published_.interfaces[iface].port_id;
     dataplane::inject_frame(rt_, m);
 }
 
@@ -193,14 +200,17 @@ bool control_loop::start(std::string& error)
     if (!cfg_.node.management_http.empty()) {
         http_ = metrics_http::start(
             cfg_.node.management_http,
+            // HTTP thread: both read only shared_ (see http_shared in control_loop.h): a copy of
+            // the text taken under the mutex, and one atomic byte. Neither can see a reload half
+            // done, as neither reads the config or the published tables.
             [this] {
-                std::lock_guard<std::mutex> lock(metrics_mu_);
-                return metrics_text_;
+                std::lock_guard<std::mutex> lock(shared_.mu);
+                return shared_.metrics_text;
             },
             [this]() -> std::pair<int, std::string> {
-                const int st = state_.load(std::memory_order_relaxed);
-                if (st == 1) return {200, "ok\n"};
-                return {503, st == 2 ? "draining\n" : "starting\n"};
+                const node_state st = shared_.state.load(std::memory_order_relaxed);
+                if (st == node_state::running) return {200, "ok\n"};
+                return {503, std::string(node_state_name(st)) + "\n"};
             },
             err);
         if (!http_) {
@@ -248,86 +258,19 @@ void control_loop::drain_events(uint64_t now)
     }
 }
 
-nlohmann::json control_loop::handle(const nlohmann::json& request)
-{
-    const std::string cmd = request.value("cmd", "");
-    if (cmd == "reload") {
-        std::string err;
-        if (!reload(err)) {
-            std::fprintf(stderr, "sbcd: reload refused, the running config stays:\n%s\n", err.c_str());
-            return {{"ok", false}, {"error", "reload refused, the running config stays: " + err}};
-        }
-        std::fprintf(stderr, "sbcd: reloaded %s (generation %llu)\n", cfg_.path.c_str(),
-                     static_cast<unsigned long long>(generation_.load()));
-        return {{"ok", true}, {"generation", generation_.load()}};
-    }
-    if (cmd == "peer") {
-        // Operator's word on one peer: drain (no new calls, calls up go on), disable (out of
-        // service), and their undo. A bit in the peer's health word: every worker sees it at
-        // its next call, no snapshot.
-        const std::string action = request.value("action", "");
-        const std::string name = request.value("name", "");
-        if (action == "canary" || action == "promote") return peer_canary(request);
-        uint32_t bit = 0;
-        bool set = true;
-        if (action == "drain" || action == "undrain") bit = sip::peer_state::draining, set = action == "drain";
-        else if (action == "disable" || action == "enable") bit = sip::peer_state::disabled, set = action == "disable";
-        else return {{"ok", false}, {"error", "peer: unknown action '" + action + "' (drain, undrain, disable, enable, canary, promote)"}};
-        if (!tables_) return {{"ok", false}, {"error", "no peers configured"}};
-        std::string known;
-        for (const auto& p : tables_->peers) {
-            if (p.name != name) {
-                if (known.size() < 300) known += (known.empty() ? "" : ", ") + p.name;
-                continue;
-            }
-            auto& w = rt_.shared->peer_health.word[p.id];
-            const uint32_t old = w.load(std::memory_order_relaxed);
-            w.store(set ? (old | bit) : (old & ~bit), std::memory_order_relaxed);
-            std::fprintf(stderr, "sbcd: peer %s: %s by the operator\n", name.c_str(), action.c_str());
-            nlohmann::json j = to_json(report());
-            j["ok"] = true;
-            return j;
-        }
-        return {{"ok", false}, {"error", "no peer named '" + name + "' (known: " + known + ")"}};
-    }
-    if (cmd == "drain") {
-        // No new calls from now on; sbcd exits when the last call ends or at the deadline.
-        const uint64_t timeout_s = request.value("timeout_s", uint64_t{cfg_.self.drain_timeout_s});
-        if (state_.load(std::memory_order_relaxed) != 2) {
-            rt_.shared->peer_health.node.fetch_or(sip::peer_health::node_draining, std::memory_order_relaxed);
-            state_.store(2, std::memory_order_relaxed);
-            std::fprintf(stderr, "sbcd: draining: no new calls; exit when none is left or in %llu s\n",
-                         static_cast<unsigned long long>(timeout_s));
-        }
-        drain_deadline_ms_ = now_ms() + timeout_s * 1000;
-        nlohmann::json j = to_json(report());
-        j["ok"] = true;
-        j["drain_timeout_s"] = timeout_s;
-        return j;
-    }
-    if (cmd == "status" || cmd == "stats" || cmd == "calls" || cmd == "peers") {
-        nlohmann::json j = to_json(report());
-        if (cmd == "calls" && request.value("media", false)) j["media"] = to_json(collect_media(rt_, true));
-        j["ok"] = true;
-        return j;
-    }
-    return {{"ok", false}, {"error", "unknown command '" + cmd + "' (known: status, stats, calls, peers, peer, drain, reload)"}};
-}
-
 stats_report control_loop::report() const
 {
     stats_report r;
     r.node_name = cfg_.node.name;
-    const int st = state_.load(std::memory_order_relaxed);
-    r.state = st == 1 ? (rt_.shared->peer_health.overloaded() ? "overloaded" : "running")
-              : st == 2 ? "draining"
-                        : "starting";
+    const node_state st = shared_.state.load(std::memory_order_relaxed);
+    r.state = st == node_state::running && rt_.shared->peer_health.overloaded() ? "overloaded"
+                                                                                : std::string(node_state_name(st));
     r.version = version_string;
     r.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    r.snapshot_generation = generation_.load(std::memory_order_relaxed);
+    r.snapshot_generation = published_.generation.load(std::memory_order_relaxed);
     r.tsc_hz = rte_get_tsc_hz();
-    for (std::size_t i = 0; i < interfaces_.size(); ++i) {
-        const auto& ii = interfaces_[i];
+    for (std::size_t i = 0; i < published_.interfaces.size(); ++i) {
+        const auto& ii = published_.interfaces[i];
         interface_status s;
         s.name = ii.name;
         s.device = cfg_.interfaces[i].device;
@@ -363,7 +306,7 @@ stats_report control_loop::report() const
 
 void control_loop::fill_sip(stats_report& r) const
 {
-    if (!tables_) return;
+    if (!published_.tables) return;
     sip_report& s = r.sip;
     s.enabled = true;
     for (std::size_t k = 0; k < sip::proxy_counter_count; ++k) {
@@ -385,17 +328,19 @@ void control_loop::fill_sip(stats_report& r) const
             if (w->proxy) v += (w->proxy->stats().*field)[i].load(std::memory_order_relaxed);
         return v;
     };
-    for (std::size_t i = 0; i < tables_->trunks.size() && i < sip::proxy_stats::max_counted; ++i)
-        s.invites_by_trunk.push_back({tables_->trunks[i].name, sum_by(&sip::proxy_stats::invites_by_trunk, i)});
-    for (std::size_t i = 0; i < tables_->routes.size() && i < sip::proxy_stats::max_counted; ++i)
-        s.invites_by_route.push_back({tables_->routes[i].name, sum_by(&sip::proxy_stats::invites_by_route, i)});
+    for (std::size_t i = 0; i < published_.tables->trunks.size() && i < sip::proxy_stats::max_counted; ++i)
+        s.invites_by_trunk.push_back(
+            {published_.tables->trunks[i].name, sum_by(&sip::proxy_stats::invites_by_trunk, i)});
+    for (std::size_t i = 0; i < published_.tables->routes.size() && i < sip::proxy_stats::max_counted; ++i)
+        s.invites_by_route.push_back(
+            {published_.tables->routes[i].name, sum_by(&sip::proxy_stats::invites_by_route, i)});
     s.invites_by_route.push_back({"(none)", sum_by(&sip::proxy_stats::invites_by_route, sip::proxy_stats::max_counted)});
     s.probe_send_failures = prober_.send_failures();
     s.probe_late_replies = prober_.late_replies();
-    for (const auto& p : tables_->peers) {
+    for (const auto& p : published_.tables->peers) {
         peer_report pr;
         pr.name = p.name;
-        pr.region = p.region < tables_->regions.size() ? tables_->regions[p.region].name : "";
+        pr.region = p.region < published_.tables->regions.size() ? published_.tables->regions[p.region].name : "";
         pr.address = to_string(p.remote());
         pr.id = p.id;
         const uint32_t word = rt_.shared->peer_health.word[p.id].load(std::memory_order_relaxed);
@@ -458,7 +403,7 @@ void control_loop::update_overload(uint64_t active)
         node.fetch_or(sip::peer_health::node_overloaded, std::memory_order_relaxed);
     else
         node.fetch_and(~sip::peer_health::node_overloaded, std::memory_order_relaxed);
-    ++overload_changes_;
+    ++drain_.overload_changes;
     std::fprintf(stderr, "sbcd: %s: %llu active calls (overload_calls = %llu)\n",
                  now ? "overloaded, OPTIONS to the SBC answered as unavailable" : "no longer overloaded",
                  static_cast<unsigned long long>(active), static_cast<unsigned long long>(limit));
@@ -466,14 +411,15 @@ void control_loop::update_overload(uint64_t active)
 
 int control_loop::run()
 {
-    neighbours_.set_interfaces(interfaces_, now_ms());
+    neighbours_.set_interfaces(published_.interfaces, now_ms());
     // Resolve every peer's next hop now, so that the first INVITE to a peer is not lost to
     // an unresolved MAC (workers drop, they do not queue).
     resolve_peer_hops();
-    state_.store(1, std::memory_order_relaxed);
+    shared_.state.store(node_state::running, std::memory_order_relaxed);
     std::fprintf(stderr, "sbcd: %s running: %zu interface(s), %zu worker(s), control socket %s%s%s\n",
-                 cfg_.node.name.c_str(), interfaces_.size(), rt_.workers.size(), cfg_.node.control_socket.c_str(),
-                 cfg_.node.management_http.empty() ? "" : ", http ", cfg_.node.management_http.c_str());
+                 cfg_.node.name.c_str(), published_.interfaces.size(), rt_.workers.size(),
+                 cfg_.node.control_socket.c_str(), cfg_.node.management_http.empty() ? "" : ", http ",
+                 cfg_.node.management_http.c_str());
     uint64_t last_tick = 0, last_metrics = 0;
     uint64_t last_gap_sample = now_ms();
     bool first = true;
@@ -493,20 +439,20 @@ int control_loop::run()
         }
         if (first || now - last_metrics >= 200) {
             std::string text = to_prometheus(report());
-            std::lock_guard<std::mutex> lock(metrics_mu_);
-            metrics_text_ = std::move(text);
+            std::lock_guard<std::mutex> lock(shared_.mu);
+            shared_.metrics_text = std::move(text);
             last_metrics = now;
             first = false;
         }
-        if (reload_requested.exchange(false)) handle({{"cmd", "reload"}});
+        if (reload_requested.exchange(false)) cmd_reload(nlohmann::json::object());  // SIGHUP, as `sbcctl reload`
         const uint64_t active = active_calls();
         update_overload(active);
-        if (state_.load(std::memory_order_relaxed) == 2) {
+        if (shared_.state.load(std::memory_order_relaxed) == node_state::draining) {
             if (active == 0) {
                 std::fprintf(stderr, "sbcd: drained: no call left\n");
                 break;
             }
-            if (now >= drain_deadline_ms_) {
+            if (now >= drain_.drain_deadline_ms) {
                 std::fprintf(stderr, "sbcd: drain timeout: %llu call(s) still up, stopping anyway\n",
                              static_cast<unsigned long long>(active));
                 break;

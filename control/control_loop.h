@@ -1,25 +1,30 @@
 // The control core's loop on the EAL main lcore: publishes snapshots, drains worker events
 // (neighbours, ICMP errors), runs ARP resolution, serves the control socket, and feeds the
-// HTTP thread's /metrics and /healthz. Control core only, except report(), which the HTTP
-// thread may call too (it reads only atomics and immutable data).
+// HTTP thread's /metrics and /healthz. Control core only; the HTTP thread reads nothing but
+// `http_shared` (see there).
 #pragma once
 
 #include <array>
 #include <atomic>
-#include <cstdio>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "control/canary.h"
+#include "control/commands.h"
 #include "control/config.h"
 #include "control/control_socket.h"
 #include "control/dns.h"
 #include "control/metrics_http.h"
 #include "control/neighbours.h"
+#include "control/node_state.h"
 #include "control/passive_health.h"
 #include "control/probe_runner.h"
 #include "control/proxy_build.h"
@@ -46,11 +51,24 @@ public:
     /// Runs until stop_requested; returns the process exit code.
     int run();
 
-    /// Control core: the current report (counters read with relaxed loads).
+    /// Control core only: the current report (counters read with relaxed loads). It reads the
+    /// config and the published tables, which a reload replaces, so the HTTP thread must not
+    /// call it: it gets the text rendered from it (http_shared::metrics_text).
     [[nodiscard]] stats_report report() const;
 
 private:
+    /// A control socket request: looks "cmd" up in the command table (control/commands.h) and
+    /// runs that command's handler; an unknown one is answered {"ok":false,"error":...}
+    /// (control_commands.cc).
     nlohmann::json handle(const nlohmann::json& request);
+    using command_handler = nlohmann::json (control_loop::*)(const nlohmann::json& request);
+    /// The handler of each served command, by command_id (nullptr for sbcctl-only ones).
+    static const std::array<command_handler, command_count> handlers;
+    // One per served command (control_commands.cc, control_canary.cc).
+    nlohmann::json cmd_report(const nlohmann::json& request);  ///< status, stats, calls, peers
+    nlohmann::json cmd_peer(const nlohmann::json& request);
+    nlohmann::json cmd_drain(const nlohmann::json& request);
+    nlohmann::json cmd_reload(const nlohmann::json& request);
     void drain_events(uint64_t now_ms);
     void send_arp(uint16_t iface, const dataplane::arp_fields& f);
     [[nodiscard]] uint64_t now_ms() const;
@@ -72,20 +90,53 @@ private:
     /// `peer canary NAME --match FIELD:PATTERN` and `peer promote NAME` (control_canary.cc).
     nlohmann::json peer_canary(const nlohmann::json& request);
 
+    /// What the HTTP thread reads; nothing else of this class is touched from there.
+    /// Declared before http_, so that it is destroyed after it: http_'s destructor joins the
+    /// HTTP thread, and a scrape still running must find the mutex and the string alive.
+    struct http_shared {
+        /// Written by the control core (start: starting, run(): running, drain: draining),
+        /// read by it and by /healthz. Relaxed: one byte that publishes no other data; a
+        /// /healthz a poll late is fine.
+        std::atomic<node_state> state{node_state::starting};
+        /// The /metrics body, rendered by the control core from report() every 200 ms. The
+        /// HTTP thread copies it under `mu`, so it never sees a string being reassigned, and a
+        /// reload changes only what the next rendering says (report() runs on the control core).
+        std::mutex mu;
+        std::string metrics_text;
+    };
+
+    /// As last published (publish_config), for reports and commands. Control core only.
+    struct published_state {
+        std::atomic<uint64_t> generation{0};  ///< relaxed: written and read by the control core
+        std::vector<dataplane::interface_info> interfaces;
+        std::shared_ptr<const sip::proxy_tables> tables;
+        std::vector<std::string> peer_names;  ///< by peer id
+    };
+
+    /// Drain and overload ([self] drain_timeout_s, overload_calls). Control core only.
+    struct drain_overload_state {
+        uint64_t drain_deadline_ms = 0;  ///< now_ms() at which a drain stops with calls still up
+        uint64_t overload_changes = 0;   ///< times the overloaded state flipped
+    };
+
+    /// A change of DNS answers waiting for its new peers' next hops (on_dns). Control core only.
+    struct dns_publish_state {
+        bool pending = false;
+        uint64_t changed_ms = 0;  ///< when the change was seen; published anyway after dns_arp_wait_ms
+    };
+
     config cfg_;
     dataplane::dataplane_runtime& rt_;
     neighbour_manager neighbours_;
     std::optional<control_socket> socket_;
-    std::unique_ptr<metrics_http> http_;
-    std::vector<dataplane::interface_info> interfaces_;  ///< as published, for reports
-    std::atomic<uint64_t> generation_{0};
-    std::atomic<int> state_{0};  ///< 0 starting, 1 running, 2 draining
-    uint64_t overload_changes_ = 0;  ///< times the overloaded state flipped ([self] overload_calls)
+    http_shared shared_;
+    std::unique_ptr<metrics_http> http_;  ///< after shared_: see http_shared
+    published_state published_;
+    drain_overload_state drain_;
     /// Calls being set up or established, all workers.
     [[nodiscard]] uint64_t active_calls() const;
     /// Sets or clears the node's overloaded bit from the active calls (control only).
     void update_overload(uint64_t active);
-    uint64_t drain_deadline_ms_ = 0;
     uint64_t icmp_unreachable_ = 0;  ///< control core only
     std::chrono::steady_clock::time_point started_;
     bool config_refused_ = false;
@@ -93,10 +144,7 @@ private:
     /// `srv` regions: DNS answers become peers; a change publishes new tables (control/dns.h).
     dns_regions dns_{[](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); },
                      [this](const std::string& key) { return peer_has_calls(key); }};
-    bool dns_publish_pending_ = false;
-    uint64_t dns_changed_ms_ = 0;
-    std::shared_ptr<const sip::proxy_tables> tables_;  ///< as published; control core only
-    std::vector<std::string> peer_names_;               ///< by peer id
+    dns_publish_state dns_publish_;
     passive_health passive_;
     probe_runner prober_;  ///< OPTIONS probes and the probed peers' health
     canary_registry canaries_;  ///< canary peers by name, kept across snapshots and reloads
@@ -104,10 +152,6 @@ private:
     /// restarts the workers' windows once a second. Control core only.
     std::array<uint64_t, max_workers> loop_gap_cycles_{};
     void sample_loop_gaps();
-    // /metrics is rendered by the control core and served from this copy, so that the HTTP
-    // thread never reads control-core state.
-    std::mutex metrics_mu_;
-    std::string metrics_text_;
 };
 
 }  // namespace sbc::control

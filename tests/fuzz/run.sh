@@ -34,11 +34,11 @@ engine=("$root"/sip-fastpath/sip_check.cc "$root"/sip-fastpath/sip_editor.cc
         "$root"/sip-fastpath/sip_uri.cc "$root"/sip-fastpath/sip_verdict.cc)
 
 # The proxy target also needs the proxy and its tables: every other source of sip-fastpath/
-# (the sbc-sipcheck tool's files excepted), so that a new proxy file cannot be forgotten here,
-# and the address vocabulary of common/ it speaks; route and canary matching link Hyperscan.
+# (the sbc-sipcheck tool's own files live in app/), so that a new proxy file cannot be
+# forgotten here, and the address vocabulary of common/ it speaks; route and canary matching
+# link Hyperscan.
 proxy_sources=("$root"/common/*.cc)
 for f in "$root"/sip-fastpath/*.cc; do
-  case "$(basename "$f")" in sipcheck_*) continue;; esac
   [[ " ${engine[*]} " == *" $f "* ]] || proxy_sources+=("$f")
 done
 proxy_sources+=(-isystem /usr/include/hs -lhs)

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sip-fastpath/sipcheck_report.h"
+#include "app/sipcheck_report.h"
 #include "tests/unit/sip_test_messages.h"
 #include "tests/unit/sip_test_util.h"
 

@@ -1,10 +1,13 @@
-// sbcctl: the operator's command line over sbcd's control socket (status, stats, top, calls, peers).
-// sbcctl process only. Each command is one entry of the `commands` table below; adding one
-// (peers, calls, drain, ...) is a new function and a new row.
+// sbcctl: the operator's command line over sbcd's control socket (status, stats, top, calls, peers,
+// drain, peer, reload). sbcctl process only (main thread). The commands, their synopses and
+// help come from the one table in control/commands.h; this file has one function per command
+// (handlers[], indexed by command_id), which sends the requests and prints the answers.
 //
 // Exit codes: 0 success, 1 daemon or connection error, 2 usage error.
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control/commands.h"
 #include "control/config.h"
 #include "control/control_socket.h"
 #include "control/stats.h"
@@ -42,13 +46,6 @@ struct usage_error {
     std::string message;
 };
 
-struct command {
-    std::string_view name;
-    std::string_view args;  ///< synopsis of its own arguments
-    std::string_view help;  ///< what it shows, for `sbcctl help`
-    int (*run)(const options&, std::span<const std::string> args);
-};
-
 // Asks sbcd; prints the reason and returns nullopt on any failure, including an
 // {"error": ...} answer from the daemon.
 std::optional<json> ask(const options& o, const json& request)
@@ -67,34 +64,50 @@ std::optional<json> ask(const options& o, const json& request)
     return response;
 }
 
+// {"cmd": NAME}: the request of a served command, its name from the table.
+json request_for(ctl::command_id id) { return {{"cmd", std::string(ctl::command_of(id).name)}}; }
+
 void no_args(std::string_view cmd, std::span<const std::string> args)
 {
     if (!args.empty()) throw usage_error{std::string(cmd) + " takes no arguments, got '" + args[0] + "'"};
 }
 
-int show(const options& o, std::string_view cmd, std::span<const std::string> args, std::string (*render)(const json&))
+// The request for a report command is its own name (commands.cc: `served`).
+int show(const options& o, ctl::command_id id, std::span<const std::string> args, std::string (*render)(const json&))
 {
-    no_args(cmd, args);
-    auto r = ask(o, {{"cmd", cmd}});
+    const std::string_view cmd = ctl::command_of(id).name;
+    no_args(cmd, args);  // run() checked it already, except for `calls` with something other than --media
+    auto r = ask(o, request_for(id));
     if (!r) return exit_daemon;
     std::cout << (o.json ? r->dump(2) + "\n" : render(*r));
     return exit_ok;
 }
 
-int cmd_status(const options& o, std::span<const std::string> args) { return show(o, "status", args, ctl::render_status_text); }
-int cmd_stats(const options& o, std::span<const std::string> args) { return show(o, "stats", args, ctl::render_stats_text); }
+int cmd_status(const options& o, std::span<const std::string> args)
+{
+    return show(o, ctl::command_id::status, args, ctl::render_status_text);
+}
+int cmd_stats(const options& o, std::span<const std::string> args)
+{
+    return show(o, ctl::command_id::stats, args, ctl::render_stats_text);
+}
 int cmd_calls(const options& o, std::span<const std::string> args)
 {
     if (args.size() == 1 && args[0] == "--media") {
         // Every call with anchored media: ports, far ends, packets/bytes/loss/jitter each way.
-        auto r = ask(o, {{"cmd", "calls"}, {"media", true}});
+        json request = request_for(ctl::command_id::calls);
+        request["media"] = true;
+        auto r = ask(o, request);
         if (!r) return exit_daemon;
         std::cout << (o.json ? r->dump(2) + "\n" : ctl::render_calls_media_text(*r));
         return exit_ok;
     }
-    return show(o, "calls", args, ctl::render_calls_text);
+    return show(o, ctl::command_id::calls, args, ctl::render_calls_text);
 }
-int cmd_peers(const options& o, std::span<const std::string> args) { return show(o, "peers", args, ctl::render_peers_text); }
+int cmd_peers(const options& o, std::span<const std::string> args)
+{
+    return show(o, ctl::command_id::peers, args, ctl::render_peers_text);
+}
 
 double parse_positive(const std::string& flag, const std::string& value)
 {
@@ -124,12 +137,12 @@ int cmd_top(const options& o, std::span<const std::string> args)
     }
     // Redraw in place only on a terminal; piped into a file or a script, frames follow each other.
     const bool tty = ::isatty(STDOUT_FILENO) == 1;
-    auto prev = ask(o, {{"cmd", "stats"}});
+    auto prev = ask(o, request_for(ctl::command_id::stats));
     if (!prev) return exit_daemon;
     auto prev_at = std::chrono::steady_clock::now();
     for (unsigned long frame = 0; !count || frame < *count; ++frame) {
         std::this_thread::sleep_for(std::chrono::duration<double>(interval));
-        auto cur = ask(o, {{"cmd", "stats"}});
+        auto cur = ask(o, request_for(ctl::command_id::stats));
         if (!cur) return exit_daemon;
         const auto now = std::chrono::steady_clock::now();
         const double seconds = std::chrono::duration<double>(now - prev_at).count();
@@ -162,7 +175,7 @@ int cmd_drain(const options& o, std::span<const std::string> args)
             throw usage_error{"drain: unknown argument '" + a + "'"};
         }
     }
-    json request = {{"cmd", "drain"}};
+    json request = request_for(ctl::command_id::drain);
     if (timeout_s > 0) request["timeout_s"] = static_cast<uint64_t>(timeout_s);
     auto r = ask(o, request);
     if (!r) return exit_daemon;
@@ -180,7 +193,7 @@ int cmd_drain(const options& o, std::span<const std::string> args)
     while (std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
         std::string error;
-        auto cur = ctl::control_request(o.socket, {{"cmd", "status"}}, error, o.timeout_ms);
+        auto cur = ctl::control_request(o.socket, request_for(ctl::command_id::status), error, o.timeout_ms);
         if (!cur) {
             std::cout << "sbcd has stopped\n";
             return exit_ok;
@@ -196,7 +209,8 @@ int cmd_drain(const options& o, std::span<const std::string> args)
 int cmd_peer(const options& o, std::span<const std::string> args)
 {
     const std::string action = args.empty() ? std::string() : args[0];
-    json request{{"cmd", "peer"}, {"action", action}};
+    json request = request_for(ctl::command_id::peer);
+    request["action"] = action;
     if (action == "canary") {
         // peer canary NAME --match FIELD:PATTERN (the flag before or after the name)
         std::string name, match;
@@ -231,49 +245,15 @@ int cmd_peer(const options& o, std::span<const std::string> args)
     return exit_ok;
 }
 
-int cmd_reload(const options& o, std::span<const std::string> args)
+int cmd_reload(const options& o, std::span<const std::string>)
 {
-    no_args("reload", args);
-    auto r = ask(o, {{"cmd", "reload"}});
+    auto r = ask(o, request_for(ctl::command_id::reload));
     if (!r) return exit_daemon;
     std::cout << "reloaded: generation " << r->value("generation", uint64_t{0}) << " published\n";
     return exit_ok;
 }
 
 int cmd_help(const options&, std::span<const std::string>);
-
-constexpr command commands[] = {
-    {"status", "", "node, state and uptime; interfaces with address, MAC, link and whether the gateway is resolved; "
-                   "workers and how busy they are",
-     cmd_status},
-    {"stats", "", "packet totals, packets per pipeline stage, drops by reason (non-zero first) and per-worker counters",
-     cmd_stats},
-    {"calls", "[--media]", "active calls: established and being set up, per peer; --media: each call's media streams "
-     "(our ports, far ends, packets, bytes, loss and jitter per direction)", cmd_calls},
-    {"peers", "", "every peer: region, address, state (up, down, trial, draining, disabled), why, last probe RTT, active calls, "
-                  "attempts and failures by cause", cmd_peers},
-    {"top", "[--interval S] [--count N]",
-     "live view redrawn every S seconds (default 1): per-worker busy %, packets per second in and out, drops per "
-     "second by reason; --count N stops after N refreshes (for scripts); the screen is cleared only on a terminal",
-     cmd_top},
-    {"drain", "[--wait] [--timeout S]",
-     "stop taking new calls (they get 503 with Retry-After; OPTIONS to the SBC and /healthz answer 503) and let "
-     "the calls up finish; sbcd exits 0 when none is left or after S seconds (default: [self] drain_timeout_s, 600). --wait returns "
-     "only once sbcd has exited: use it as a Kubernetes preStop hook",
-     cmd_drain},
-    {"peer", "drain|undrain|disable|enable|promote NAME, or canary NAME --match FIELD:PATTERN",
-     "take one peer out of rotation or put it back (NAME as `sbcctl peers` shows it): drain stops new calls to it "
-     "while its calls up go on; disable takes it out of service; undrain and enable undo them. canary sends the "
-     "peer only the new calls whose FIELD (ruri, from or to: the user part) matches PATTERN (a Hyperscan/PCRE "
-     "expression, e.g. 'from:^\\+15550100'), and sends it every such call it can; promote puts it in normal "
-     "rotation. A canary survives reloads",
-     cmd_peer},
-    {"reload", "", "re-read the config file, validate it and publish it to the workers without stopping calls; "
-                   "a file with problems is refused with every problem listed and the running config stays "
-                   "(also on SIGHUP). Interfaces, workers and the control addresses need a restart",
-     cmd_reload},
-    {"help", "", "this text", cmd_help},
-};
 
 std::string wrap(std::string_view text, const std::string& indent, std::size_t width)
 {
@@ -311,7 +291,7 @@ std::string usage()
         "  -h, --help     this text\n"
         "\n"
         "commands:\n";
-    for (const auto& c : commands) {
+    for (const auto& c : ctl::commands()) {
         s += "  " + std::string(c.name) + (c.args.empty() ? "" : " " + std::string(c.args)) + "\n";
         s += wrap(c.help, "      ", 80);
     }
@@ -325,6 +305,25 @@ int cmd_help(const options&, std::span<const std::string>)
     return exit_ok;
 }
 
+using handler = int (*)(const options&, std::span<const std::string> args);
+
+// One function per row of ctl::commands(), by command_id.
+constexpr std::array<handler, ctl::command_count> handlers = [] {
+    std::array<handler, ctl::command_count> h{};
+    h[static_cast<std::size_t>(ctl::command_id::status)] = cmd_status;
+    h[static_cast<std::size_t>(ctl::command_id::stats)] = cmd_stats;
+    h[static_cast<std::size_t>(ctl::command_id::calls)] = cmd_calls;
+    h[static_cast<std::size_t>(ctl::command_id::peers)] = cmd_peers;
+    h[static_cast<std::size_t>(ctl::command_id::top)] = cmd_top;
+    h[static_cast<std::size_t>(ctl::command_id::peer)] = cmd_peer;
+    h[static_cast<std::size_t>(ctl::command_id::drain)] = cmd_drain;
+    h[static_cast<std::size_t>(ctl::command_id::reload)] = cmd_reload;
+    h[static_cast<std::size_t>(ctl::command_id::help)] = cmd_help;
+    return h;
+}();
+static_assert(std::ranges::none_of(handlers, [](handler h) { return h == nullptr; }),
+              "sbcctl: every command of control/commands.cc needs a handler");
+
 int run(int argc, char** argv)
 {
     options o;
@@ -334,12 +333,12 @@ int run(int argc, char** argv)
         o.socket = ctl::default_control_socket;
 
     std::vector<std::string> rest;
-    const command* cmd = nullptr;
+    const ctl::command_info* cmd = nullptr;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         // Global options are accepted before and after the command ("sbcctl stats --json"),
         // except that after `drain`, --timeout is the drain's own (seconds), as its help says.
-        const bool drain_timeout = cmd != nullptr && cmd->name == "drain" && a == "--timeout";
+        const bool drain_timeout = cmd != nullptr && cmd->id == ctl::command_id::drain && a == "--timeout";
         if (a == "--json") {
             o.json = true;
         } else if ((a == "--socket" || a == "--timeout") && !drain_timeout) {
@@ -354,15 +353,15 @@ int run(int argc, char** argv)
         } else if (a == "-h" || a == "--help") {
             return cmd_help(o, {});
         } else if (!cmd) {
-            for (const auto& c : commands)
-                if (c.name == a) cmd = &c;
+            cmd = ctl::find_command(a);
             if (!cmd) throw usage_error{"unknown command '" + a + "'"};
         } else {
             rest.push_back(a);
         }
     }
     if (!cmd) throw usage_error{"no command given"};
-    return cmd->run(o, rest);
+    if (cmd->args_kind == ctl::command_args::none) no_args(cmd->name, rest);
+    return handlers[static_cast<std::size_t>(cmd->id)](o, rest);
 }
 
 }  // namespace

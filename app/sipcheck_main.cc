@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sip-fastpath/sipcheck_report.h"
+#include "app/sipcheck_report.h"
 
 namespace {
 

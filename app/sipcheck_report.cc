@@ -1,5 +1,5 @@
 // sbc-sipcheck's checks and renderings. Tool only (main thread); allocates freely.
-#include "sip-fastpath/sipcheck_report.h"
+#include "app/sipcheck_report.h"
 
 #include <memory>
 
