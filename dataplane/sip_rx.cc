@@ -21,6 +21,20 @@ namespace {
 
 std::array<sip_worker_state, max_workers> states;
 
+/// Hands the control core a reply to its probe `id`: SIP status `code`, or 0 for an ICMP
+/// unreachable about the probe; stamped with the worker's TSC at receipt (for the RTT).
+void post_probe_reply(worker& w, const sip::probe_id& id, uint16_t code) noexcept
+{
+    event e{};
+    e.kind = event_kind::probe_reply;
+    e.worker = static_cast<uint8_t>(w.id);
+    e.peer_id = id.peer;
+    e.probe_seq = id.seq;
+    e.code = code;
+    e.probe_rx_tsc8 = static_cast<uint32_t>(rte_rdtsc() >> 8);
+    post_event(w, e);
+}
+
 }  // namespace
 
 sip_worker_state& sip_state(unsigned worker) noexcept { return states[worker]; }
@@ -97,14 +111,7 @@ bool take_probe_reply(worker& w, const snapshot& snap, const sip::message& msg, 
     // Not well-formed, or not from a peer: the proxy handles it (counted stale or denied).
     // Only a peer's address may answer a probe (anyone else's "200" would bring a dead peer back).
     if (!sip::read_probe_branch(branch, id) || !snap.proxy->is_peer_address(src)) return false;
-    event e{};
-    e.kind = event_kind::probe_reply;
-    e.worker = static_cast<uint8_t>(w.id);
-    e.peer_id = id.peer;
-    e.probe_seq = id.seq;
-    e.code = msg.status;
-    e.probe_rx_tsc8 = static_cast<uint32_t>(rte_rdtsc() >> 8);
-    post_event(w, e);
+    post_probe_reply(w, id, msg.status);
     return true;
 }
 
@@ -157,14 +164,7 @@ bool sip_unreachable(worker& w, const snapshot& snap, rte_mbuf* m) noexcept
     sip::probe_id id;
     if (b != std::string_view::npos && sip::read_probe_branch(q.payload.substr(b, sip::branch_probe_len), id) &&
         snap.proxy->find_peer(q.to.addr, q.to.port) != sip::no_peer) {
-        event e{};
-        e.kind = event_kind::probe_reply;
-        e.worker = static_cast<uint8_t>(w.id);
-        e.peer_id = id.peer;
-        e.probe_seq = id.seq;
-        e.code = 0;  // no SIP answer: ICMP destination unreachable
-        e.probe_rx_tsc8 = static_cast<uint32_t>(rte_rdtsc() >> 8);
-        post_event(w, e);
+        post_probe_reply(w, id, 0);  // no SIP answer: ICMP destination unreachable
         rte_pktmbuf_free(m);
         return true;
     }

@@ -54,7 +54,7 @@ void frag_stage(worker& w, const snapshot& snap, l4_bursts& io) noexcept;
 void icmp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 
 /// Validates UDP length and checksum, then hands datagrams to the SIP stage when they are for a
-/// trunk's address and port (sip_stage.cc); anything else is counted as udp_port_closed.
+/// trunk's address and port (sip_rx.cc); anything else is counted as udp_port_closed.
 void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 
 /// The datagram an ICMP error quotes (RFC 792: its IPv4 header and at least 8 bytes after it).

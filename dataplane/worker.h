@@ -66,7 +66,7 @@ struct worker {
     rte_mempool* pool = nullptr;
     rte_ip_frag_tbl* frag_table = nullptr;
     rte_ip_frag_death_row death_row{};
-    std::unique_ptr<sip::proxy> proxy;  ///< this worker's calls (sip_stage.cc)
+    std::unique_ptr<sip::proxy> proxy;  ///< this worker's calls (dataplane/sip_dispatch.cc)
     std::unique_ptr<sip::outbox> outbox;
     std::unique_ptr<rtp::media_sessions> media;  ///< this worker's calls with media (null: no [media])
     rtp::relay_counters media_counters;          ///< what this worker relayed and dropped

@@ -1,7 +1,7 @@
 // The Via branch of the SBC's own OPTIONS probes: "z9hG4bKsP" + peer id (4 hex) + sequence
 // number (8 hex). The control core mints it (control/probe.cc); a worker recognises a reply
 // by this prefix on the top Via before any transaction lookup and hands (peer, sequence,
-// status) to the control core (dataplane/sip_stage.cc). Any thread; pure, no allocation.
+// status) to the control core (dataplane/sip_dispatch.cc, take_probe_reply in sip_rx.cc). Any thread; pure, no allocation.
 #pragma once
 
 #include <cstdint>
