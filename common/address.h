@@ -66,12 +66,22 @@ public:
     /// A well-mixed 64-bit hash (for hash tables; equal addresses hash equal).
     [[nodiscard]] constexpr uint64_t hash() const noexcept
     {
-        uint64_t h = static_cast<uint64_t>(family_) * 0x9e3779b97f4a7c15ull;
-        for (uint32_t w : w_) h = (h ^ w) * 0xff51afd7ed558ccdull;
-        return h ^ (h >> 32);
+        // Two independent multiplies (the proxy hashes a source per message), family mixed in.
+        const uint64_t hi = (uint64_t{w_[0]} << 32 | w_[1]) * 0x9e3779b97f4a7c15ull;
+        const uint64_t lo = (uint64_t{w_[2]} << 32 | w_[3]) ^ uint64_t{static_cast<uint8_t>(family_)} << 56;
+        const uint64_t h = hi ^ lo * 0xff51afd7ed558ccdull;
+        return h ^ (h >> 29);
     }
 
-    friend constexpr bool operator==(const ip_address&, const ip_address&) noexcept = default;
+    /// Family first, then for IPv4 the one word that holds it: loads of the sizes the v4()
+    /// constructor stored, so that a freshly decoded address compares without a store-forwarding
+    /// stall on the packet path.
+    friend constexpr bool operator==(const ip_address& a, const ip_address& b) noexcept
+    {
+        if (a.family_ != b.family_) return false;
+        if (a.family_ != ip_family::v6) return a.w_[3] == b.w_[3];
+        return a.w_ == b.w_;
+    }
     /// IPv4 before IPv6; within a family, numeric order.
     friend constexpr std::strong_ordering operator<=>(const ip_address& a, const ip_address& b) noexcept
     {
@@ -95,10 +105,16 @@ struct ip_prefix {
 
     /// The same prefix with its host bits cleared.
     [[nodiscard]] ip_prefix canonical() const noexcept { return ip_prefix{addr.masked(len), len}; }
-    /// Whether `a` is inside (same family, same first `len` bits).
+    /// Whether `a` is inside (same family, same first `len` bits). IPv4 inline: the trunk's
+    /// source check runs for every message.
     [[nodiscard]] bool contains(const ip_address& a) const noexcept
     {
-        return a.family() == addr.family() && a.masked(len) == addr.masked(len);
+        if (a.family() != addr.family()) return false;
+        if (a.is_v4()) {
+            const uint32_t mask = len == 0 ? 0 : len >= 32 ? ~uint32_t{0} : ~uint32_t{0} << (32 - len);
+            return ((a.v4_host() ^ addr.v4_host()) & mask) == 0;
+        }
+        return a.masked(len) == addr.masked(len);
     }
     friend bool operator==(const ip_prefix&, const ip_prefix&) noexcept = default;
 };

@@ -5,16 +5,7 @@
 namespace sbc::dataplane {
 
 namespace {
-constexpr std::array<std::string_view, drop_reason_count> drop_names{
-#define SBC_X(name, help) #name,
-    SBC_DROP_REASONS(SBC_X)
-#undef SBC_X
-};
-constexpr std::array<std::string_view, drop_reason_count> drop_helps{
-#define SBC_X(name, help) help,
-    SBC_DROP_REASONS(SBC_X)
-#undef SBC_X
-};
+constexpr auto drop_texts = SBC_LIST_TEXTS(drop_reason, SBC_DROP_REASONS);
 constexpr std::array<std::string_view, stage_count> stage_names{
 #define SBC_X(name) #name,
     SBC_STAGES(SBC_X)
@@ -22,8 +13,8 @@ constexpr std::array<std::string_view, stage_count> stage_names{
 };
 }  // namespace
 
-std::string_view drop_reason_name(drop_reason r) noexcept { return drop_names[static_cast<std::size_t>(r)]; }
-std::string_view drop_reason_help(drop_reason r) noexcept { return drop_helps[static_cast<std::size_t>(r)]; }
+std::string_view drop_reason_name(drop_reason r) noexcept { return drop_texts.name(r); }
+std::string_view drop_reason_help(drop_reason r) noexcept { return drop_texts.help(r); }
 std::string_view stage_name(stage s) noexcept { return stage_names[static_cast<std::size_t>(s)]; }
 
 uint64_t counters_view::drops_total() const noexcept

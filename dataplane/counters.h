@@ -9,6 +9,7 @@
 #include <span>
 #include <string_view>
 
+#include "common/counter_list.h"
 #include "common/counter.h"
 
 namespace sbc::dataplane {
@@ -44,17 +45,8 @@ namespace sbc::dataplane {
     X(sip_unreadable, "SIP datagram dropped: its segments could not be read into one buffer") \
     X(sip_no_transport, "SIP message not sent: its transport (TCP, TLS) has no path yet")
 
-enum class drop_reason : uint8_t {
-#define SBC_X(name, help) name,
-    SBC_DROP_REASONS(SBC_X)
-#undef SBC_X
-};
-
-constexpr std::size_t drop_reason_count = 0
-#define SBC_X(name, help) +1
-    SBC_DROP_REASONS(SBC_X)
-#undef SBC_X
-    ;
+SBC_LIST_ENUM(drop_reason, SBC_DROP_REASONS);
+constexpr std::size_t drop_reason_count = list_size<drop_reason>;
 
 /// Stable metric label of a drop reason ("ipv4_bad_checksum").
 std::string_view drop_reason_name(drop_reason r) noexcept;

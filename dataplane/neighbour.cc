@@ -20,7 +20,6 @@ mac_addr unpack_mac(uint64_t v) noexcept
     return m;
 }
 
-std::optional<mac_addr> neighbour_table::lookup(const ip_address& ip) const noexcept { return lookup_v4(ip.v4_host()); }
 bool neighbour_table::insert(const ip_address& ip, const mac_addr& mac, uint64_t now_ms) noexcept
 {
     return insert_v4(ip.v4_host(), mac, now_ms);

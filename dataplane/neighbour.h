@@ -25,7 +25,7 @@ public:
 
     /// Any thread: the MAC for `ip`, or nullopt. Never blocks; a lookup racing a
     /// writer that keeps rewriting the same slot gives up after a few tries and misses.
-    [[nodiscard]] std::optional<mac_addr> lookup(const ip_address& ip) const noexcept;
+    [[nodiscard]] std::optional<mac_addr> lookup(const ip_address& ip) const noexcept { return lookup_v4(ip.v4_host()); }
 
     /// Control core only: inserts or updates `ip`. Returns false when the table is full
     /// (no free slot within max_probe) or `ip` is not IPv4; the caller counts it.

@@ -3,6 +3,8 @@
 // through a single-producer ring that carries the mbuf with its decoded input in the headroom;
 // inputs this worker owns go to its proxy in one call. Also the per-iteration poll of the
 // handoff rings and the proxy's timers. Worker only: no heap, locks, system calls or logging.
+#include <new>
+
 #include <rte_ring.h>
 
 #include "dataplane/sip_path.h"
@@ -13,14 +15,22 @@ namespace sbc::dataplane {
 
 namespace {
 
-/// Hands `m` to worker `owner` when that is another worker with a ring; true when it did
-/// (or dropped it on a full ring, counted).
-bool hand_off(worker& w, int owner, rte_mbuf* m, sip_tally& t) noexcept
+/// Hands `m` with its decoded input `in` to worker `owner` when that is another worker with a
+/// ring; true when it did (or dropped it on a full ring or for want of headroom, counted).
+bool hand_off(worker& w, int owner, rte_mbuf* m, const sip_handoff& in, sip_tally& t) noexcept
 {
     if (owner < 0 || static_cast<unsigned>(owner) == w.id || static_cast<std::size_t>(owner) >= w.handoff_out.size())
         return false;
     rte_ring* r = w.handoff_out[static_cast<std::size_t>(owner)];
     if (r == nullptr) return false;  // no such worker: handled here (finds no state, counted)
+    sip_handoff* room = handoff_of(m);
+    if (room == nullptr) {  // a PMD that leaves no headroom: nowhere to put the input
+        rte_pktmbuf_free(m);
+        ++t.unreadable;
+        return true;
+    }
+    // Written before the enqueue, whose release makes it visible to the owner's dequeue.
+    new (room) sip_handoff(in);
     if (rte_ring_sp_enqueue(r, m) != 0) {
         rte_pktmbuf_free(m);
         ++t.handoff_full;
@@ -41,7 +51,7 @@ void dispatch_unreachable(worker& w, const snapshot& snap, rte_mbuf* m, const si
                           sip_tally& t) noexcept
 {
     const std::string_view quoted{rte_pktmbuf_mtod_offset(m, const char*, in.off), in.len};
-    if (check_owner && hand_off(w, quote_owner(quoted), m, t)) return;
+    if (check_owner && hand_off(w, quote_owner(quoted), m, in, t)) return;
     w.proxy->on_icmp_unreachable(*snap.proxy, w.shared->peer_health, quoted, in.src, in.now_ms, *w.outbox);
     rte_pktmbuf_free(m);
     flush_outbox(w, snap, t);
@@ -49,15 +59,18 @@ void dispatch_unreachable(worker& w, const snapshot& snap, rte_mbuf* m, const si
 
 }  // namespace
 
-void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, bool check_owner, sip_tally& t) noexcept
+void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, const sip_handoff& in, bool check_owner,
+                    sip_tally& t) noexcept
 {
-    const sip_handoff& in = *handoff_of(m);
     if (in.what == sip_handoff::kind::unreachable) {
         dispatch_unreachable(w, snap, m, in, check_owner, t);
         return;
     }
-    if (in.trunk >= snap.proxy->trunks.size() || !(snap.proxy->trunks[in.trunk].local().same_place(in.local))) {
-        rte_pktmbuf_free(m);  // a handed-off input whose trunk a new snapshot removed or moved
+    // The receive step found the trunk in this very snapshot; an input handed off by another
+    // worker may have been decoded under an older one, whose trunk a new snapshot removed or moved.
+    if (!check_owner && (in.trunk >= snap.proxy->trunks.size() ||
+                         !snap.proxy->trunks[in.trunk].local().same_place(in.local))) {
+        rte_pktmbuf_free(m);
         ++t.not_trunk;
         return;
     }
@@ -73,11 +86,14 @@ void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, bool check_own
         rte_pktmbuf_free(m);
         return;
     }
-    if (check_owner && parsed && hand_off(w, sip::message_owner(msg), m, t)) return;
+    if (check_owner && parsed && hand_off(w, sip::message_owner(msg), m, in, t)) return;
     const sip::sip_input input{bytes, in.src, in.local, in.trunk, in.now_ms};
     w.proxy->on_message(*snap.proxy, w.shared->peer_health, input, msg, *w.outbox);
     rte_pktmbuf_free(m);
+    sip_worker_state& st = sip_state(w.id);
+    st.answering = &in;
     flush_outbox(w, snap, t);
+    st.answering = nullptr;  // `in` is the caller's; timers answer nobody in particular
 }
 
 uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
@@ -91,14 +107,18 @@ uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
     for (rte_ring* r : w.handoff_in) {
         if (r == nullptr) continue;
         const unsigned n = rte_ring_sc_dequeue_burst(r, reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
-        for (unsigned i = 0; i < n; ++i) dispatch_input(w, snap, pkts[i], false, t);
+        for (unsigned i = 0; i < n; ++i) {
+            // The sender wrote the decoded input into the headroom before its enqueue; a copy
+            // here, because the proxy may free the mbuf while the input is still in use.
+            const sip_handoff in = *handoff_of(pkts[i]);
+            dispatch_input(w, snap, pkts[i], in, false, t);
+        }
         received += n;
     }
     if (received != 0) w.counters.entered(stage::sip, received);
     sip_worker_state& st = sip_state(w.id);
     if (now_ms != st.last_tick_ms) {
         st.last_tick_ms = now_ms;
-        st.glean_hop = ip_address{};  // timers answer nobody in particular
         w.proxy->on_tick(*snap.proxy, w.shared->peer_health, now_ms, *w.outbox);
         flush_outbox(w, snap, t);
     }

@@ -21,10 +21,11 @@
 
 namespace sbc::dataplane {
 
-/// A decoded SIP input as it crosses a handoff ring: written into the headroom of the mbuf
-/// that holds the message (the frame's headers are never read again), so the ring carries
-/// only the mbuf pointer. `src`: the sender (a message) or the quoted datagram's destination
-/// (an unreachable); `off`/`len`: the SIP bytes (or the quoted payload) in the mbuf.
+/// A decoded SIP input: what the receive step learned from the frame's headers, so that they
+/// are never read again. It lives on the receiving worker's stack; only when the input crosses
+/// a handoff ring is it copied into the headroom of the mbuf that holds the message (the ring
+/// carries the mbuf pointer). `src`: the sender (a message) or the quoted datagram's
+/// destination (an unreachable); `off`/`len`: the SIP bytes (or the quoted payload) in the mbuf.
 struct sip_handoff {
     enum class kind : uint8_t { message, unreachable };
     endpoint src;
@@ -39,7 +40,7 @@ struct sip_handoff {
 };
 static_assert(sizeof(sip_handoff) <= RTE_PKTMBUF_HEADROOM, "the decoded input lives in the mbuf's headroom");
 
-/// The decoded input stored in `m`'s headroom, or null when `m` has too little headroom.
+/// The headroom of `m` where a handed-off input travels, or null when it has too little.
 inline sip_handoff* handoff_of(rte_mbuf* m) noexcept
 {
     if (m->data_off < sizeof(sip_handoff)) return nullptr;
@@ -52,14 +53,16 @@ struct alignas(64) sip_worker_state {
     std::array<char, 65536> scratch;  ///< a multi-segment datagram linearised for the parser
     uint16_t ip_id = 0;               ///< IPv4 identification of the packets this worker originates
     uint64_t last_tick_ms = 0;        ///< when the proxy's timers last ran
-    /// The sender of the input being handled: its next hop and the MAC it came from, so that
-    /// answers reach it before the control core has learned it (a first INVITE's 100 Trying).
-    ip_address glean_hop;
-    mac_addr glean_mac{};
+    /// The input being handled (null between inputs): the send step answers its sender at the
+    /// MAC the frame came from when the neighbour table does not know it yet (a first INVITE's
+    /// 100 Trying), looked at only on a neighbour-table miss.
+    const sip_handoff* answering = nullptr;
     ip_address last_needed;           ///< next hop already reported unresolved in this burst
     sip::message message;             ///< what the receive step parses into, for dispatch and the proxy
 };
-sip_worker_state& sip_state(unsigned worker) noexcept;
+/// Every worker's SIP stage state, indexed by worker id (sip_rx.cc).
+extern std::array<sip_worker_state, max_workers> sip_states;
+inline sip_worker_state& sip_state(unsigned worker) noexcept { return sip_states[worker]; }
 
 /// Per-burst tallies, added to the worker's counters once.
 struct sip_tally {
@@ -80,14 +83,13 @@ uint64_t now_ms_of(const worker& w, uint64_t tsc) noexcept;
 
 // --- receive (sip_rx.cc)
 
-/// Decodes a validated UDP datagram to trunk `trunk` that arrived on interface `iface` into
-/// its headroom record (m must have the headroom; the caller checked).
+/// Decodes a validated UDP datagram to trunk `trunk` that arrived on interface `iface`.
 void decode_datagram(const rte_mbuf* m, uint16_t iface, uint16_t trunk, uint64_t now_ms, sip_handoff& in) noexcept;
 /// The SIP bytes of a decoded input: in place for one segment, linearised into the worker's
 /// scratch otherwise; empty when they cannot be read (counted as unreadable).
 std::string_view input_bytes(worker& w, const rte_mbuf* m, const sip_handoff& in, sip_tally& t) noexcept;
-/// Remembers the sender's next hop and MAC for the answers, and tells the control core when
-/// the neighbour table does not know the sender yet.
+/// Tells the control core when the neighbour table does not know the on-link sender of `in`
+/// yet (until it does, the send step answers that sender at the MAC its frame came from).
 void glean_sender(worker& w, const snapshot& snap, const sip_handoff& in) noexcept;
 /// A reply to one of the control core's OPTIONS probes (our probe branch on the top Via, from
 /// a peer's address): posted as an event; true when `msg` was one.
@@ -105,10 +107,11 @@ bool decode_sip_quote(const snapshot& snap, const rte_mbuf* m, sip_quote& q) noe
 
 // --- dispatch (sip_dispatch.cc)
 
-/// Handles `m` (its headroom record decoded): hands it to its owner worker when that is
-/// another one and `check_owner`, else gives it to this worker's proxy and sends what it
-/// produced. Consumes m.
-void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, bool check_owner, sip_tally& t) noexcept;
+/// Handles the input `in` decoded from `m`: hands it (copied into m's headroom) to its owner
+/// worker when that is another one and `check_owner`, else gives it to this worker's proxy and
+/// sends what it produced. Consumes m.
+void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, const sip_handoff& in, bool check_owner,
+                    sip_tally& t) noexcept;
 
 // --- send (sip_tx.cc)
 

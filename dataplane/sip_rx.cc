@@ -3,8 +3,6 @@
 // mbuf's headroom; the sender's next hop is gleaned; replies to the control core's OPTIONS
 // probes and ICMP errors about our datagrams are recognised. Also the stage's entry points.
 // Worker only: no heap, locks, system calls or logging.
-#include <new>
-
 #include <rte_cycles.h>
 #include <rte_ip.h>
 #include <rte_udp.h>
@@ -19,7 +17,6 @@ namespace sbc::dataplane {
 
 namespace {
 
-std::array<sip_worker_state, max_workers> states;
 
 /// Hands the control core a reply to its probe `id`: SIP status `code`, or 0 for an ICMP
 /// unreachable about the probe; stamped with the worker's TSC at receipt (for the RTT).
@@ -37,7 +34,7 @@ void post_probe_reply(worker& w, const sip::probe_id& id, uint16_t code) noexcep
 
 }  // namespace
 
-sip_worker_state& sip_state(unsigned worker) noexcept { return states[worker]; }
+std::array<sip_worker_state, max_workers> sip_states;
 
 uint64_t now_ms_of(const worker& w, uint64_t tsc) noexcept { return tsc / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1); }
 
@@ -84,23 +81,16 @@ std::string_view input_bytes(worker& w, const rte_mbuf* m, const sip_handoff& in
 
 void glean_sender(worker& w, const snapshot& snap, const sip_handoff& in) noexcept
 {
-    sip_worker_state& st = sip_state(w.id);
-    st.glean_hop = ip_address{};
     if (in.iface >= snap.interfaces.size()) return;
-    const interface_info& ifc = snap.interfaces[in.iface];
-    const uint32_t hop = ifc.next_hop(in.src.addr.v4_host());
-    if (hop == 0) return;
-    st.glean_hop = ip_address::v4(hop);
-    st.glean_mac = in.src_mac;
-    if (hop == in.src.addr.v4_host() && !w.shared->neighbours.lookup(st.glean_hop)) {
-        event e{};
-        e.kind = event_kind::neighbour_seen;
-        e.worker = static_cast<uint8_t>(w.id);
-        e.iface = in.iface;
-        e.ip = st.glean_hop;
-        e.mac = in.src_mac;
-        post_event(w, e);
-    }
+    const uint32_t src = in.src.addr.v4_host();
+    if (src == 0 || !snap.interfaces[in.iface].on_link(src) || w.shared->neighbours.lookup(in.src.addr)) return;
+    event e{};
+    e.kind = event_kind::neighbour_seen;
+    e.worker = static_cast<uint8_t>(w.id);
+    e.iface = in.iface;
+    e.ip = in.src.addr;
+    e.mac = in.src_mac;
+    post_event(w, e);
 }
 
 bool take_probe_reply(worker& w, const snapshot& snap, const sip::message& msg, const ip_address& src) noexcept
@@ -138,17 +128,11 @@ void sip_stage(worker& w, const snapshot& snap, sub_burst& b, const uint16_t* tr
     sip_tally t;
     const uint64_t now_ms = now_ms_of(w, rte_rdtsc());
     sip_state(w.id).last_needed = ip_address{};
+    sip_handoff in;
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];
-        sip_handoff* in = handoff_of(m);
-        if (in == nullptr) {  // a PMD that leaves no headroom: nothing to decode into
-            rte_pktmbuf_free(m);
-            ++t.unreadable;
-            continue;
-        }
-        new (in) sip_handoff{};
-        decode_datagram(m, b.iface[i], trunks[i], now_ms, *in);
-        dispatch_input(w, snap, m, true, t);
+        decode_datagram(m, b.iface[i], trunks[i], now_ms, in);
+        dispatch_input(w, snap, m, in, true, t);
     }
     t.commit(w);
     b.n = 0;
@@ -169,16 +153,14 @@ bool sip_unreachable(worker& w, const snapshot& snap, rte_mbuf* m) noexcept
         return true;
     }
     if (q.payload.find(sip::branch_stateful) == std::string_view::npos) return false;
-    sip_handoff* in = handoff_of(m);
-    if (in == nullptr) return false;
-    new (in) sip_handoff{};
-    in->what = sip_handoff::kind::unreachable;
-    in->src = q.to;
-    in->now_ms = now_ms_of(w, rte_rdtsc());
-    in->off = q.off;
-    in->len = static_cast<uint32_t>(q.payload.size());
+    sip_handoff in;
+    in.what = sip_handoff::kind::unreachable;
+    in.src = q.to;
+    in.now_ms = now_ms_of(w, rte_rdtsc());
+    in.off = q.off;
+    in.len = static_cast<uint32_t>(q.payload.size());
     sip_tally t;
-    dispatch_input(w, snap, m, true, t);
+    dispatch_input(w, snap, m, in, true, t);
     t.commit(w);
     return true;
 }

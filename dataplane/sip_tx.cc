@@ -12,7 +12,7 @@ namespace {
 
 /// The MAC of `hop`: from the neighbour table, else the one the message being answered came
 /// from; null (the control core told, once per burst and hop) when neither knows it.
-const uint8_t* resolve(worker& w, const next_hop& nh, mac_addr& mac) noexcept
+const uint8_t* resolve(worker& w, const snapshot& snap, const next_hop& nh, mac_addr& mac) noexcept
 {
     if (const auto known = w.shared->neighbours.lookup(nh.hop)) {
         mac = *known;
@@ -20,8 +20,11 @@ const uint8_t* resolve(worker& w, const next_hop& nh, mac_addr& mac) noexcept
     }
     sip_worker_state& st = sip_state(w.id);
     // An answer to the input being handled goes back to the MAC it came from, also before the
-    // control core has learned it (a caller's first INVITE must get its 100 Trying).
-    if (nh.hop == st.glean_hop) return st.glean_mac.data();
+    // control core has learned it (a caller's first INVITE must get its 100 Trying): when the
+    // hop is the one that input's sender is reached through.
+    if (const sip_handoff* in = st.answering; in != nullptr && in->iface == nh.iface && in->iface < snap.interfaces.size() &&
+                                                 snap.interfaces[in->iface].next_hop(in->src.addr.v4_host()) == nh.hop.v4_host())
+        return in->src_mac.data();
     if (nh.hop != st.last_needed) {
         event e{};
         e.kind = event_kind::neighbour_needed;
@@ -50,7 +53,7 @@ void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, s
         return;
     }
     mac_addr mac;
-    const uint8_t* dst_mac = nh.found() ? resolve(w, nh, mac) : nullptr;
+    const uint8_t* dst_mac = nh.found() ? resolve(w, snap, nh, mac) : nullptr;
     if (dst_mac == nullptr) {
         ++t.no_neighbour;
         return;

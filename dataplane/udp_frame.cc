@@ -7,6 +7,7 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include "dataplane/checksum.h"
 #include "dataplane/stages.h"
 
 namespace sbc::dataplane {
@@ -54,8 +55,12 @@ bool frame_udp4(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac, 
     udp->dgram_len = rte_cpu_to_be_16(static_cast<uint16_t>(sizeof(rte_udp_hdr) + payload.size()));
     udp->dgram_cksum = 0;
     std::memcpy(udp + 1, payload.data(), payload.size());
-    // Software checksum: it covers the payload, which we just wrote and is in cache.
-    udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+    // Software checksum: it covers the payload, which we just wrote and is in cache. The
+    // pseudo-header by DPDK, the datagram by our eight-bytes-a-step sum (dataplane/checksum.h);
+    // a computed 0 is sent as 0xffff (RFC 768), as rte_ipv4_udptcp_cksum does.
+    const uint16_t sum =
+        raw_checksum(udp, sizeof(rte_udp_hdr) + payload.size(), rte_ipv4_phdr_cksum(ip, 0));
+    udp->dgram_cksum = sum == 0xffff ? 0xffff : static_cast<uint16_t>(~sum);
     m->l2_len = 0;
     m->l3_len = sizeof(rte_ipv4_hdr);
     return write_l2(m, ifc, dst_mac);

@@ -14,16 +14,7 @@ namespace sbc::rtp {
 
 namespace {
 
-constexpr std::array<std::string_view, media_counter_count> counter_names{
-#define SBC_X(name, help) #name,
-    SBC_MEDIA_COUNTERS(SBC_X)
-#undef SBC_X
-};
-constexpr std::array<std::string_view, media_counter_count> counter_helps{
-#define SBC_X(name, help) help,
-    SBC_MEDIA_COUNTERS(SBC_X)
-#undef SBC_X
-};
+constexpr auto counter_texts = SBC_LIST_TEXTS(media_counter, SBC_MEDIA_COUNTERS);
 
 constexpr uint32_t none = slot_table<media_sessions::session>::none;
 
@@ -43,8 +34,8 @@ void store(std::atomic<uint64_t>& a, uint64_t v) noexcept { a.store(v, std::memo
 
 }  // namespace
 
-std::string_view media_counter_name(media_counter c) noexcept { return counter_names[static_cast<std::size_t>(c)]; }
-std::string_view media_counter_help(media_counter c) noexcept { return counter_helps[static_cast<std::size_t>(c)]; }
+std::string_view media_counter_name(media_counter c) noexcept { return counter_texts.name(c); }
+std::string_view media_counter_help(media_counter c) noexcept { return counter_texts.help(c); }
 
 // ---- port pool ----------------------------------------------------------------------------
 

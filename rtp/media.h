@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/counter_list.h"
 #include "common/limits.h"
 #include "common/address.h"
 #include "common/slot_table.h"
@@ -104,13 +105,8 @@ private:
     X(sessions_ended, "anchored calls torn down")                                      \
     X(sessions_silent, "calls ended by the media inactivity timeout")
 
-enum class media_counter : uint8_t {
-#define SBC_X(name, help) name,
-    SBC_MEDIA_COUNTERS(SBC_X)
-#undef SBC_X
-        count_
-};
-constexpr std::size_t media_counter_count = static_cast<std::size_t>(media_counter::count_);
+SBC_LIST_ENUM(media_counter, SBC_MEDIA_COUNTERS);
+constexpr std::size_t media_counter_count = list_size<media_counter>;
 std::string_view media_counter_name(media_counter c) noexcept;
 std::string_view media_counter_help(media_counter c) noexcept;
 

@@ -17,16 +17,7 @@ namespace sbc::rtp {
 
 namespace {
 
-constexpr std::array<std::string_view, relay_drop_count> drop_names{
-#define SBC_X(name, help) #name,
-    SBC_RELAY_DROPS(SBC_X)
-#undef SBC_X
-};
-constexpr std::array<std::string_view, relay_drop_count> drop_helps{
-#define SBC_X(name, help) help,
-    SBC_RELAY_DROPS(SBC_X)
-#undef SBC_X
-};
+constexpr auto drop_texts = SBC_LIST_TEXTS(relay_drop, SBC_RELAY_DROPS);
 
 /// RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m') over 16-bit words, for a 32-bit field.
 inline uint32_t sum_replace32(uint32_t acc, uint32_t old_be, uint32_t new_be) noexcept
@@ -223,8 +214,8 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
 
 }  // namespace
 
-std::string_view relay_drop_name(relay_drop r) noexcept { return drop_names[static_cast<std::size_t>(r)]; }
-std::string_view relay_drop_help(relay_drop r) noexcept { return drop_helps[static_cast<std::size_t>(r)]; }
+std::string_view relay_drop_name(relay_drop r) noexcept { return drop_texts.name(r); }
+std::string_view relay_drop_help(relay_drop r) noexcept { return drop_texts.help(r); }
 
 void relay_burst(const relay_env& env, rte_mbuf** pkts, const uint8_t* addr, uint16_t n, uint64_t now_tsc,
                  uint64_t now_ms, relay_out& out, relay_counters& c) noexcept

@@ -15,6 +15,7 @@
 
 #include <rte_mbuf.h>
 
+#include "common/counter_list.h"
 #include "common/counter.h"
 #include "rtp/flow_table.h"
 
@@ -29,13 +30,8 @@ namespace sbc::rtp {
     X(no_route, "the other leg's address is off-link and its interface has no gateway")    \
     X(too_short, "shorter than an RTP header (12 bytes) or an RTCP header (8 bytes)")
 
-enum class relay_drop : uint8_t {
-#define SBC_X(name, help) name,
-    SBC_RELAY_DROPS(SBC_X)
-#undef SBC_X
-        count_
-};
-constexpr std::size_t relay_drop_count = static_cast<std::size_t>(relay_drop::count_);
+SBC_LIST_ENUM(relay_drop, SBC_RELAY_DROPS);
+constexpr std::size_t relay_drop_count = list_size<relay_drop>;
 std::string_view relay_drop_name(relay_drop r) noexcept;
 std::string_view relay_drop_help(relay_drop r) noexcept;
 

@@ -13,16 +13,7 @@ namespace sbc::sip {
 
 namespace {
 
-constexpr std::array<std::string_view, proxy_counter_count> counter_names{
-#define SBC_X(name, help) #name,
-    SBC_PROXY_COUNTERS(SBC_X)
-#undef SBC_X
-};
-constexpr std::array<std::string_view, proxy_counter_count> counter_helps{
-#define SBC_X(name, help) help,
-    SBC_PROXY_COUNTERS(SBC_X)
-#undef SBC_X
-};
+constexpr auto counter_texts = SBC_LIST_TEXTS(proxy_counter, SBC_PROXY_COUNTERS);
 
 /// URI host, port and transport as an endpoint; false when the host is not an address
 /// literal (the fast path does no DNS). A `transport` parameter names the transport (a sips
@@ -47,8 +38,8 @@ bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
 
 }  // namespace
 
-std::string_view proxy_counter_name(proxy_counter c) noexcept { return counter_names[static_cast<std::size_t>(c)]; }
-std::string_view proxy_counter_help(proxy_counter c) noexcept { return counter_helps[static_cast<std::size_t>(c)]; }
+std::string_view proxy_counter_name(proxy_counter c) noexcept { return counter_texts.name(c); }
+std::string_view proxy_counter_help(proxy_counter c) noexcept { return counter_texts.help(c); }
 
 proxy::proxy(uint8_t worker, uint32_t setups, uint32_t dialogs, uint64_t seed)
     : worker_(worker),

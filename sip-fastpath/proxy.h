@@ -15,6 +15,7 @@
 #include <span>
 #include <string_view>
 
+#include "common/counter_list.h"
 #include "common/counter.h"
 #include "common/address.h"
 #include "sip-fastpath/media_hook.h"
@@ -114,13 +115,8 @@ struct outbox {
     X(dialogs_ended, "dialogs ended")                                                    \
     X(outbox_full, "messages not sent because the outbox was full")
 
-enum class proxy_counter : uint8_t {
-#define SBC_X(name, help) name,
-    SBC_PROXY_COUNTERS(SBC_X)
-#undef SBC_X
-        count_
-};
-constexpr std::size_t proxy_counter_count = static_cast<std::size_t>(proxy_counter::count_);
+SBC_LIST_ENUM(proxy_counter, SBC_PROXY_COUNTERS);
+constexpr std::size_t proxy_counter_count = list_size<proxy_counter>;
 std::string_view proxy_counter_name(proxy_counter c) noexcept;
 std::string_view proxy_counter_help(proxy_counter c) noexcept;
 

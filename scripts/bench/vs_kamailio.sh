@@ -117,16 +117,7 @@ log() { printf 'vs_kamailio: %s\n' "$*" >&2; }
 sbcd_write_config() {
   local file=$1 iface=$2 sock=$3
   cat >"$file" <<EOF
-[node]
-name = "vs-kamailio"
-workers = 1
-control_socket = "$sock"
-management_http = ""
-
-[dpdk]
-no_huge = true
-memory_mb = 512
-mbufs_per_worker = 8191
+$(sbc_conf_head vs-kamailio 1 "$sock" "")
 
 [[interface]]
 name = "hosts"

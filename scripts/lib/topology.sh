@@ -79,6 +79,23 @@ topo_free_port() {
   return 1
 }
 
+# sbc_conf_head NAME WORKERS SOCKET HTTP: prints the [node] and [dpdk] sections every test and
+# benchmark config starts with (no hugepages, 512 MB, 8191 mbufs per worker); HTTP "" disables it.
+sbc_conf_head() {
+  cat <<CONF
+[node]
+name = "$1"
+workers = $2
+control_socket = "$3"
+management_http = "$4"
+
+[dpdk]
+no_huge = true
+memory_mb = 512
+mbufs_per_worker = 8191
+CONF
+}
+
 # sbcd_start BUILD CONFIG LOG: starts sbcd in the background; waits until its control socket
 # answers (up to 30 s). Sets SBCD_PID. Returns non-zero (with the log shown) if it died.
 sbcd_start() {

@@ -21,16 +21,7 @@ e2e_up() {
   HTTP=127.0.0.1:$(topo_free_port)
   CFG=$DIR/sbc.toml
   cat >"$CFG" <<CONF
-[node]
-name = "e2e-${TOPO_ID}"
-workers = $workers
-control_socket = "$SOCK"
-management_http = "$HTTP"
-
-[dpdk]
-no_huge = true
-memory_mb = 512
-mbufs_per_worker = 8191
+$(sbc_conf_head "e2e-${TOPO_ID}" "$workers" "$SOCK" "$HTTP")
 
 [[interface]]
 name = "core"

@@ -110,16 +110,7 @@ REG
 sip_write_config() {
   local f=$1
   cat >"$f" <<CONF
-[node]
-name = "e2e-sip-${TOPO_ID}"
-workers = ${SIP_WORKERS:-1}
-control_socket = "$SOCK"
-management_http = "$HTTP"
-
-[dpdk]
-no_huge = true
-memory_mb = 512
-mbufs_per_worker = 8191
+$(sbc_conf_head "e2e-sip-${TOPO_ID}" "${SIP_WORKERS:-1}" "$SOCK" "$HTTP")
 
 [[interface]]
 name = "hosts"

@@ -47,6 +47,19 @@ struct sent_frames {
 /// The whole packet of `m` as contiguous bytes, over every segment.
 bytes linear_bytes(const rte_mbuf* m);
 
+/// The SIP trunk the SIP tests call in on: "access", our untagged address, port 5060, open to
+/// 198.18.0.0/24.
+inline sip::trunk access_trunk()
+{
+    sip::trunk tr;
+    tr.name = "access";
+    tr.iface = untagged_iface;
+    tr.address = ip_address::v4(our_ip);
+    tr.port = 5060;
+    tr.allow.push_back(ip_prefix{ip_address::v4(ipv4(198, 18, 0, 0)), 24});
+    return tr;
+}
+
 class harness {
 public:
     /// Sets everything up; check ok() (and error()) before use. Each worker's SIP proxy gets

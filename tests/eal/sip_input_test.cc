@@ -1,6 +1,7 @@
 // The SIP stage's receive step on real mbufs: a UDP datagram to a trunk decodes into the
 // transport-neutral input the proxy takes (source and local endpoints, trunk, interface, the
-// payload's place, the sender's MAC), stored in the mbuf's headroom, untagged and 802.1Q.
+// payload's place, the sender's MAC), untagged and 802.1Q; the mbuf's headroom has room to carry
+// it across a handoff ring.
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -46,9 +47,9 @@ TEST_P(eal_sip_input, decodes_a_datagram_into_endpoints_trunk_and_payload)
     m->l2_len = GetParam().l2_len;
     m->l3_len = 20;
 
-    dp::sip_handoff* in = dp::handoff_of(m);
-    ASSERT_NE(in, nullptr) << "a fresh mbuf has room for the decoded input in its headroom";
-    *in = dp::sip_handoff{};
+    ASSERT_NE(dp::handoff_of(m), nullptr) << "a fresh mbuf has room for the decoded input in its headroom";
+    dp::sip_handoff decoded;
+    dp::sip_handoff* in = &decoded;
     dp::decode_datagram(m, 3, 2, 1234, *in);
 
     EXPECT_EQ(in->what, dp::sip_handoff::kind::message);
@@ -65,7 +66,7 @@ TEST_P(eal_sip_input, decodes_a_datagram_into_endpoints_trunk_and_payload)
     dp::sip_tally t;
     EXPECT_EQ(dp::input_bytes(h.worker(), m, *in, t), options);
     EXPECT_EQ(t.unreadable, 0u);
-    // The frame itself is untouched: the record lives before it.
+    // The frame itself is untouched.
     EXPECT_EQ(bytes(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_mtod(m, const uint8_t*) + frame.size()), frame);
 
     // An mbuf whose headroom cannot hold the record gets none (the stage counts it).

@@ -35,13 +35,7 @@ constexpr mac gateway_mac{0x02, 0, 0, 0, 0, 0xfe};
 std::shared_ptr<const sip::proxy_tables> tables()
 {
     auto t = std::make_shared<sip::proxy_tables>();
-    sip::trunk tr;
-    tr.name = "access";
-    tr.iface = untagged_iface;
-    tr.address = ip_address::v4(our_ip);
-    tr.port = sip_port;
-    tr.allow.push_back(ip_prefix{ip_address::v4(ipv4(198, 18, 0, 0)), 24});
-    t->trunks.push_back(tr);
+    t->trunks.push_back(access_trunk());
     for (uint32_t i = 0; i < 2; ++i) {
         sip::peer p;
         p.name = "r1/peer" + std::to_string(i + 1);

@@ -32,13 +32,7 @@ constexpr uint32_t n_peers = 64;
 std::shared_ptr<const sip::proxy_tables> tables()
 {
     auto t = std::make_shared<sip::proxy_tables>();
-    sip::trunk tr;
-    tr.name = "access";
-    tr.iface = untagged_iface;
-    tr.address = ip_address::v4(our_ip);
-    tr.port = 5060;
-    tr.allow.push_back(ip_prefix{ip_address::v4(ipv4(198, 18, 0, 0)), 24});
-    t->trunks.push_back(tr);
+    t->trunks.push_back(access_trunk());
     sip::region r{"r1", {}};
     for (uint32_t i = 0; i < n_peers; ++i) {
         sip::peer p;

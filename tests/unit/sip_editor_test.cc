@@ -13,11 +13,8 @@
 namespace sbc::sip {
 namespace {
 
-struct parsed {
-  std::string text;
-  std::unique_ptr<message> m = std::make_unique<message>();
-  explicit parsed(std::string t) : text(std::move(t)) { parse(text, *m); }
-  std::string_view operator()(span s) const { return s.in(text); }
+struct parsed : testutil::parsed_text {
+  using parsed_text::parsed_text;
   // Header lines (name: value) other than the ones named, in order.
   std::vector<std::string> lines_except(std::initializer_list<header_id> skip) const {
     std::vector<std::string> out;

@@ -11,11 +11,7 @@
 namespace sbc::sip {
 namespace {
 
-struct parsed {
-  std::string text;
-  std::unique_ptr<message> m = std::make_unique<message>();
-  explicit parsed(std::string t) : text(std::move(t)) { parse(text, *m); }
-};
+using parsed = testutil::parsed_text;
 
 std::string build(const message& req, const response_spec& spec) {
   std::string out(2048, '\0');

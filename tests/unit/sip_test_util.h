@@ -2,12 +2,23 @@
 // that a test changes one at a time. Test code only.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "sip-fastpath/sip_message.h"
+
 namespace sbc::sip::testutil {
+
+/// A message parsed from its own copy of the text (which the message's spans point into).
+struct parsed_text {
+  std::string text;
+  std::unique_ptr<message> m = std::make_unique<message>();
+  explicit parsed_text(std::string t) : text(std::move(t)) { parse(text, *m); }
+  std::string_view operator()(span s) const { return s.in(text); }
+};
 
 struct draft {
   std::string start;
