@@ -88,11 +88,11 @@ void glean_sender(worker& w, const snapshot& snap, const sip_handoff& in) noexce
     st.glean_hop = ip_address{};
     if (in.iface >= snap.interfaces.size()) return;
     const interface_info& ifc = snap.interfaces[in.iface];
-    const uint32_t hop = ifc.next_hop(in.src.addr.v4_host());
-    if (hop == 0) return;
-    st.glean_hop = ip_address::v4(hop);
+    const ip_address hop = ifc.next_hop(in.src.addr);
+    if (hop.is_unspecified()) return;
+    st.glean_hop = hop;
     st.glean_mac = in.src_mac;
-    if (hop == in.src.addr.v4_host() && !w.shared->neighbours.lookup(st.glean_hop)) {
+    if (hop == in.src.addr && !w.shared->neighbours.lookup(st.glean_hop)) {
         event e{};
         e.kind = event_kind::neighbour_seen;
         e.worker = static_cast<uint8_t>(w.id);
