@@ -47,7 +47,7 @@ ip_address ip_address::masked(unsigned bits) const noexcept
 {
     ip_address r = *this;
     if (family_ == ip_family::v4) {
-        r.w_[3] = bits == 0 ? 0 : bits >= 32 ? w_[3] : w_[3] & ~((1u << (32 - bits)) - 1);
+        r.w_[3] = w_[3] & ipv4_netmask(bits);
         return r;
     }
     if (family_ != ip_family::v6) return r;

@@ -19,6 +19,14 @@ namespace sbc {
 
 enum class ip_family : uint8_t { none = 0, v4 = 4, v6 = 6 };
 
+/// The host-order IPv4 netmask of a prefix length (0: 0; 32 or more: all ones; 24: 0xffffff00).
+/// constexpr and branch-light, so that the IPv4 packet path derives it from a prefix per packet
+/// rather than keeping a second copy of the length.
+[[nodiscard]] constexpr uint32_t ipv4_netmask(unsigned len) noexcept
+{
+    return len == 0 ? 0 : len >= 32 ? ~uint32_t{0} : ~uint32_t{0} << (32 - len);
+}
+
 /// An IPv4 or IPv6 address. IPv4 is kept in host byte order in the last word, so that the
 /// IPv4 packet path reads it with one load; IPv6 as its 16 bytes in network order.
 class ip_address {

@@ -29,11 +29,6 @@ std::string format_mac(const std::array<uint8_t, 6>& m)
     return buf;
 }
 
-unsigned prefix_len(uint32_t mask)
-{
-    return static_cast<unsigned>(__builtin_popcount(mask));
-}
-
 neighbour_policy policy_of(const config& c)
 {
     neighbour_policy p;
@@ -274,15 +269,15 @@ stats_report control_loop::report() const
         interface_status s;
         s.name = ii.name;
         s.device = cfg_.interfaces[i].device;
-        s.address = to_string(ii.ip()) + "/" + std::to_string(prefix_len(ii.netmask));
+        s.address = to_string(ii.address);
         s.mac = format_mac(ii.mac);
         s.port_id = ii.port_id;
         s.vlan = ii.vlan;
         rte_eth_link link{};
         s.link_up = rte_eth_link_get_nowait(ii.port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
-        if (ii.gateway != 0) {
-            s.gateway = to_string(ii.gateway_ip());
-            if (auto mac = rt_.shared->neighbours.lookup(ii.gateway_ip())) s.gateway_mac = format_mac(*mac);
+        if (!ii.gateway.is_unspecified()) {
+            s.gateway = to_string(ii.gateway);
+            if (auto mac = rt_.shared->neighbours.lookup(ii.gateway)) s.gateway_mac = format_mac(*mac);
         }
         r.interfaces.push_back(std::move(s));
     }

@@ -16,7 +16,7 @@ void neighbour_manager::request(pending_entry& p, uint64_t now_ms)
 {
     if (p.iface >= ifcs_.size()) return;
     const auto& ifc = ifcs_[p.iface];
-    send_(p.iface, dataplane::arp_request(ifc.mac, ifc.address, p.ip, ifc.vlan));
+    send_(p.iface, dataplane::arp_request(ifc.mac, ifc.v4(), p.ip, ifc.vlan));
     ++counters_.requests_sent;
     ++p.attempts;
     p.next_ms = now_ms + policy_.retry_ms;
@@ -27,8 +27,9 @@ void neighbour_manager::set_interfaces(const std::vector<dataplane::interface_in
     ifcs_ = ifcs;
     for (uint16_t i = 0; i < ifcs_.size(); ++i) {
         const auto& ifc = ifcs_[i];
-        send_(i, dataplane::gratuitous_arp(ifc.mac, ifc.address, ifc.vlan));
-        if (ifc.gateway != 0 && !table_.lookup(ip_address::v4(ifc.gateway))) needed(i, ifc.gateway, now_ms);
+        send_(i, dataplane::gratuitous_arp(ifc.mac, ifc.v4(), ifc.vlan));
+        const uint32_t gateway = ifc.gateway.v4_host();  // ARP resolves IPv4 gateways; 0: none
+        if (gateway != 0 && !table_.lookup(ifc.gateway)) needed(i, gateway, now_ms);
     }
 }
 
@@ -64,7 +65,7 @@ void neighbour_manager::tick(uint64_t now_ms)
         if (now_ms < e.updated_ms + policy_.timeout_ms || find_pending(ip) != nullptr) continue;
         uint16_t iface = 0;
         for (uint16_t i = 0; i < ifcs_.size(); ++i)
-            if (ifcs_[i].on_link(ip)) iface = i;
+            if (ifcs_[i].on_link_v4(ip)) iface = i;
         pending_.push_back({iface, ip, 0, now_ms, true});
         request(pending_.back(), now_ms);
     }
@@ -87,7 +88,7 @@ void neighbour_manager::tick(uint64_t now_ms)
         // A next hop that never answered: keep trying after a back-off when it is a gateway,
         // forget it otherwise (traffic will ask again).
         bool gateway = false;
-        for (const auto& ifc : ifcs_) gateway = gateway || ifc.gateway == it->ip;
+        for (const auto& ifc : ifcs_) gateway = gateway || ifc.gateway.v4_host() == it->ip;
         if (gateway && now_ms >= it->next_ms + policy_.backoff_ms - policy_.retry_ms) {
             it->attempts = 0;
             request(*it, now_ms);

@@ -79,13 +79,13 @@ std::string where(const config& cfg, int line) { return cfg.path + ":" + std::to
 // The trunk calls to a peer leave from: the region's, else the first trunk whose interface is
 // on-link with the peer, else the first trunk whose interface has a gateway, else the first.
 uint16_t trunk_for(const sip::proxy_tables& t, const std::vector<dataplane::interface_info>& interfaces,
-                   int region_trunk, uint32_t address)
+                   int region_trunk, const ip_address& address)
 {
     if (region_trunk >= 0) return static_cast<uint16_t>(region_trunk);
     for (std::size_t i = 0; i < t.trunks.size(); ++i)
         if (interfaces[t.trunks[i].iface].on_link(address)) return static_cast<uint16_t>(i);
     for (std::size_t i = 0; i < t.trunks.size(); ++i)
-        if (interfaces[t.trunks[i].iface].gateway != 0) return static_cast<uint16_t>(i);
+        if (!interfaces[t.trunks[i].iface].gateway.is_unspecified()) return static_cast<uint16_t>(i);
     return 0;
 }
 
@@ -115,7 +115,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         sip::trunk tr;
         tr.name = tc.name;
         tr.iface = static_cast<uint16_t>(iface);
-        tr.address = ip_address::v4(interfaces[static_cast<std::size_t>(iface)].address);
+        tr.address = interfaces[static_cast<std::size_t>(iface)].address.addr;
         tr.port = tc.port;
         for (const auto& p : tc.allow) tr.allow.push_back(p.canonical());
         // Two interfaces may carry one address (VLANs); find_trunk must still be unambiguous.
@@ -161,7 +161,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
             p.priority = pc.priority;
             p.weight = pc.weight;
             p.region = static_cast<uint16_t>(ri);
-            p.trunk = t->trunks.empty() ? 0 : trunk_for(*t, interfaces, region_trunk, pc.address.v4_host());
+            p.trunk = t->trunks.empty() ? 0 : trunk_for(*t, interfaces, region_trunk, pc.address);
             keys.push_back(peer_ids::key(rc.name, pc.address, pc.port));
             if (reg.peers.size() < selectable) reg.peers.push_back(static_cast<uint32_t>(t->peers.size()));
             t->peers.push_back(std::move(p));

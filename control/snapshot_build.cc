@@ -23,9 +23,8 @@ std::unique_ptr<dataplane::snapshot> build_snapshot(const config& cfg, const std
         ii.name = ic.name;
         ii.port_id = port->port_id;
         ii.vlan = ic.vlan;
-        ii.address = ic.address.addr.v4_host();
-        ii.netmask = dataplane::netmask_of(ic.address.len);
-        ii.gateway = ic.gateway ? ic.gateway->v4_host() : 0;
+        ii.address = ic.address;  // as configured, host bits kept
+        ii.gateway = ic.gateway.value_or(ip_address{});
         std::memcpy(ii.mac.data(), port->mac.addr_bytes, 6);
         s->interfaces.push_back(std::move(ii));
     }

@@ -34,10 +34,10 @@ void arp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
         const uint16_t op = rte_be_to_cpu_16(arp->arp_opcode);
         const uint32_t sip = rte_be_to_cpu_32(arp->arp_data.arp_sip);
         const uint32_t tip = rte_be_to_cpu_32(arp->arp_data.arp_tip);
-        const bool for_us = tip == ifc.address;
+        const bool for_us = tip == ifc.v4();
         // Learn from replies and from requests aimed at us (RFC 826); a gratuitous ARP
         // (sender == target) refreshes an entry the control core already has.
-        if (sip != 0 && sip != ifc.address && ifc.on_link(sip) && (for_us || op == RTE_ARP_OP_REPLY || sip == tip)) {
+        if (sip != 0 && sip != ifc.v4() && ifc.on_link_v4(sip) && (for_us || op == RTE_ARP_OP_REPLY || sip == tip)) {
             event e{};
             e.kind = event_kind::neighbour_seen;
             e.worker = static_cast<uint8_t>(w.id);
@@ -51,7 +51,7 @@ void arp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
             arp->arp_data.arp_tha = arp->arp_data.arp_sha;
             arp->arp_data.arp_tip = arp->arp_data.arp_sip;
             std::memcpy(arp->arp_data.arp_sha.addr_bytes, ifc.mac.data(), 6);
-            arp->arp_data.arp_sip = rte_cpu_to_be_32(ifc.address);
+            arp->arp_data.arp_sip = rte_cpu_to_be_32(ifc.v4());
             eth->dst_addr = eth->src_addr;
             std::memcpy(eth->src_addr.addr_bytes, ifc.mac.data(), 6);
             tx_enqueue(w, m->port, m);

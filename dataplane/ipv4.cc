@@ -65,7 +65,7 @@ void ipv4_stage(worker& w, const snapshot& snap, sub_burst& b, l4_bursts& out) n
             drop(m, drop_reason::ipv4_bad_checksum);
             continue;
         }
-        if (rte_be_to_cpu_32(ip->dst_addr) != ifc.address) {
+        if (rte_be_to_cpu_32(ip->dst_addr) != ifc.v4()) {
             drop(m, drop_reason::ipv4_not_for_us);
             continue;
         }

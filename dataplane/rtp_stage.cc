@@ -48,7 +48,7 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
     for (std::size_t a = 0; a < c.addresses.size() && a < rtp::max_media_addresses; ++a) {
         const interface_info* ifc = nullptr;
         for (const auto& i : interfaces)
-            if (i.address == fc.addresses[a]) ifc = &i;
+            if (i.address.addr == c.addresses[a]) ifc = &i;
         if (ifc == nullptr) {
             error = "media address " + std::to_string(a) + " is not the address of any interface";
             return false;
@@ -57,8 +57,8 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
         e.port_id = ifc->port_id;
         e.vlan = ifc->vlan;
         std::memcpy(e.mac, ifc->mac.data(), 6);
-        e.netmask = ifc->netmask;
-        e.gateway = ifc->gateway;
+        e.netmask = ifc->v4_mask();
+        e.gateway = ifc->gateway.v4_host();
         // The NIC's checksum offload where the port has it (start_dataplane enabled it);
         // otherwise RFC 1624 updates, which touch no payload (af_packet, ring, tap).
         for (const auto& p : rt.ports) {

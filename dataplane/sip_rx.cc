@@ -83,7 +83,7 @@ void glean_sender(worker& w, const snapshot& snap, const sip_handoff& in) noexce
 {
     if (in.iface >= snap.interfaces.size()) return;
     const uint32_t src = in.src.addr.v4_host();
-    if (src == 0 || !snap.interfaces[in.iface].on_link(src) || w.shared->neighbours.lookup(in.src.addr)) return;
+    if (src == 0 || !snap.interfaces[in.iface].on_link_v4(src) || w.shared->neighbours.lookup(in.src.addr)) return;
     event e{};
     e.kind = event_kind::neighbour_seen;
     e.worker = static_cast<uint8_t>(w.id);

@@ -23,7 +23,7 @@ const uint8_t* resolve(worker& w, const snapshot& snap, const next_hop& nh, mac_
     // control core has learned it (a caller's first INVITE must get its 100 Trying): when the
     // hop is the one that input's sender is reached through.
     if (const sip_handoff* in = st.answering; in != nullptr && in->iface == nh.iface && in->iface < snap.interfaces.size() &&
-                                                 snap.interfaces[in->iface].next_hop(in->src.addr.v4_host()) == nh.hop.v4_host())
+                                                 snap.interfaces[in->iface].next_hop(in->src.addr) == nh.hop)
         return in->src_mac.data();
     if (nh.hop != st.last_needed) {
         event e{};

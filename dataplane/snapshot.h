@@ -4,7 +4,6 @@
 #pragma once
 
 #include <array>
-#include <bit>
 #include <memory>
 #include <cstdint>
 #include <string>
@@ -25,42 +24,48 @@ constexpr uint16_t no_interface = 0xffff;
 static_assert(max_interfaces < no_interface, "an interface index must differ from no_interface");
 
 /// One configured interface as the dataplane sees it: a port, an optional VLAN, an address.
-/// The address fields stay IPv4 words in host order: the packet path compares them with one
-/// load and one mask per packet, and an IPv6 path will be a template over its own table rather
-/// than a branch in this one. ip(), prefix() and gateway_ip() give the common vocabulary
-/// (common/address.h) for everything else.
+/// The address is in the common vocabulary (common/address.h), so that IPv6 adds code, not
+/// fields. The IPv4 packet path reads it through the *_v4 accessors below, inline on host-order
+/// words: one load of the address and a mask shifted from the prefix length, nothing stored
+/// twice. An IPv6 path will be a template over accessors of its own, not a branch in these.
 struct interface_info {
     uint16_t port_id = 0;
     uint16_t vlan = 0;           ///< 0: untagged
-    uint32_t address = 0;        ///< host byte order
-    uint32_t netmask = 0;        ///< host byte order
-    uint32_t gateway = 0;        ///< host byte order, 0 = none
+    /// Our address on this interface with its prefix length, as configured: host bits kept
+    /// ("198.18.0.1/24"), so that address.addr is the address itself.
+    sbc::ip_prefix address;
+    /// The default gateway, same family as `address`, inside its prefix; unset
+    /// (ip_family::none) when the interface has none.
+    sbc::ip_address gateway;
     std::array<uint8_t, 6> mac{};
     std::string name;
 
-    [[nodiscard]] bool on_link(uint32_t ip) const noexcept { return (ip & netmask) == (address & netmask); }
-    /// The address to resolve to reach `ip`: itself when on-link, else the gateway (0: unreachable).
-    [[nodiscard]] uint32_t next_hop(uint32_t ip) const noexcept { return on_link(ip) ? ip : gateway; }
+    /// Whether `ip` is inside our prefix; an address of another family never is.
+    [[nodiscard]] bool on_link(const sbc::ip_address& ip) const noexcept
+    {
+        return ip.is_v4() ? on_link_v4(ip.v4_host()) : address.contains(ip);  // IPv4 inline, no masked() calls
+    }
+    /// The neighbour to resolve to reach `ip`: `ip` itself when on-link, else the gateway;
+    /// unset when unreachable (no gateway, or `ip` of another family than ours).
+    [[nodiscard]] sbc::ip_address next_hop(const sbc::ip_address& ip) const noexcept
+    {
+        if (on_link(ip)) return ip;
+        return ip.family() == address.addr.family() ? gateway : sbc::ip_address{};
+    }
 
-    /// The interface's own address.
-    [[nodiscard]] sbc::ip_address ip() const noexcept { return sbc::ip_address::v4(address); }
-    /// Its address with the prefix length of netmask ("198.18.0.1/24", host bits kept).
-    [[nodiscard]] sbc::ip_prefix prefix() const noexcept
+    /// Our IPv4 address in host order; 0 when the interface is not IPv4.
+    [[nodiscard]] uint32_t v4() const noexcept { return address.addr.v4_host(); }
+    /// The host-order IPv4 netmask of our prefix length (meaningful for IPv4 interfaces only).
+    [[nodiscard]] uint32_t v4_mask() const noexcept { return sbc::ipv4_netmask(address.len); }
+    /// on_link() for a host-order IPv4 address: the packet path's one compare. False on an
+    /// interface that is not IPv4.
+    [[nodiscard]] bool on_link_v4(uint32_t ip) const noexcept
     {
-        return sbc::ip_prefix{ip(), static_cast<uint8_t>(std::popcount(netmask))};
+        return address.addr.is_v4() && ((ip ^ v4()) & v4_mask()) == 0;
     }
-    /// Its default gateway; unset (ip_family::none) when it has none.
-    [[nodiscard]] sbc::ip_address gateway_ip() const noexcept
-    {
-        return gateway == 0 ? sbc::ip_address{} : sbc::ip_address::v4(gateway);
-    }
+    /// next_hop() for a host-order IPv4 address; 0 when unreachable.
+    [[nodiscard]] uint32_t next_hop_v4(uint32_t ip) const noexcept { return on_link_v4(ip) ? ip : gateway.v4_host(); }
 };
-
-/// The netmask (host order) of a prefix length 0..32.
-[[nodiscard]] constexpr uint32_t netmask_of(unsigned len) noexcept
-{
-    return len == 0 ? 0 : len >= 32 ? ~uint32_t{0} : ~uint32_t{0} << (32 - len);
-}
 
 struct snapshot {
     rcu_head rcu{};              ///< for deferred free; must stay the first member

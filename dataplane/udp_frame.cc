@@ -15,14 +15,12 @@ namespace sbc::dataplane {
 next_hop route_packet(std::span<const interface_info> ifcs, const ip_address& from, const ip_address& to,
                       uint16_t prefer) noexcept
 {
-    const uint32_t dst = to.v4_host();
     auto via = [&](uint16_t i) {
-        const uint32_t hop = dst != 0 ? ifcs[i].next_hop(dst) : 0;
-        return next_hop{i, hop != 0 ? ip_address::v4(hop) : ip_address{}};
+        return next_hop{i, to.is_unspecified() ? ip_address{} : ifcs[i].next_hop(to)};
     };
-    if (prefer < ifcs.size() && ifcs[prefer].address == from.v4_host()) return via(prefer);
+    if (prefer < ifcs.size() && ifcs[prefer].address.addr == from) return via(prefer);
     for (uint16_t i = 0; i < ifcs.size(); ++i) {
-        if (!from.is_unspecified() && ifcs[i].address != from.v4_host()) continue;
+        if (!from.is_unspecified() && ifcs[i].address.addr != from) continue;
         const next_hop nh = via(i);
         if (from.is_unspecified() && !nh.found()) continue;
         return nh;

@@ -384,8 +384,7 @@ int main(int argc, char** argv)
     dp::interface_info ifc;
     ifc.name = "access";
     ifc.port_id = static_cast<uint16_t>(port);
-    ifc.address = sbc_ip;
-    ifc.netmask = 0xffffff00;
+    ifc.address = {sbc::ip_address::v4(sbc_ip), 24};
     std::memcpy(ifc.mac.data(), g.sbc_mac, 6);
     snap->interfaces.push_back(ifc);
     snap->proxy = tables;

@@ -375,8 +375,7 @@ bool run_relay(bench& b, unsigned flows, bool pipeline, std::mt19937_64& rng)
         dp::interface_info ifc;
         ifc.name = "media";
         ifc.port_id = b.port;
-        ifc.address = first_media_ip;
-        ifc.netmask = 0xfffe0000;  // 198.18.0.0/15
+        ifc.address = {sbc::ip_address::v4(first_media_ip), 15};  // 198.18.64.1/15
         std::memcpy(ifc.mac.data(), b.mac.addr_bytes, 6);
         snap->interfaces.push_back(ifc);
         snap->index_interfaces();

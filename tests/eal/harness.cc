@@ -71,16 +71,15 @@ harness::harness(unsigned mbufs, unsigned workers)
     dp::interface_info untagged;
     untagged.name = "access";
     untagged.port_id = port_;
-    untagged.address = our_ip;
-    untagged.netmask = 0xffffff00;
-    untagged.gateway = our_gateway;
+    untagged.address = {ip_address::v4(our_ip), 24};
+    untagged.gateway = ip_address::v4(our_gateway);
     untagged.mac = mac_;
     snap->interfaces.push_back(untagged);
     dp::interface_info tagged = untagged;
     tagged.name = "core";
     tagged.vlan = our_vlan;
-    tagged.address = our_vlan_ip;
-    tagged.gateway = 0;
+    tagged.address = {ip_address::v4(our_vlan_ip), 24};
+    tagged.gateway = {};  // none
     snap->interfaces.push_back(tagged);
     snap->index_interfaces();
     control::publish_snapshot(rt->shared->snap, std::move(snap));

@@ -192,6 +192,17 @@ TEST(address, masks_to_any_length_of_its_family)
     EXPECT_EQ(to_string(b.masked(128)), "2001:db8:ffff:ffff::1");
 }
 
+TEST(address, gives_the_ipv4_netmask_of_any_prefix_length)
+{
+    EXPECT_EQ(ipv4_netmask(0), 0u);
+    EXPECT_EQ(ipv4_netmask(1), 0x80000000u);
+    EXPECT_EQ(ipv4_netmask(15), 0xfffe0000u);
+    EXPECT_EQ(ipv4_netmask(24), 0xffffff00u);
+    EXPECT_EQ(ipv4_netmask(32), 0xffffffffu);
+    EXPECT_EQ(ipv4_netmask(64), 0xffffffffu);  // an IPv6 length never shifts out of range
+    static_assert(ipv4_netmask(30) == 0xfffffffcu, "usable in constant expressions");
+}
+
 TEST(endpoint, formats_ipv6_in_brackets_and_ipv4_without)
 {
     EXPECT_EQ(to_string(endpoint::udp4(0xC6120001, 5060)), "198.18.0.1:5060");

@@ -25,9 +25,8 @@ struct fixture {
     fixture()
     {
         dataplane::interface_info ii;
-        ii.address = 0xC6120001;  // 198.18.0.1
-        ii.netmask = 0xFFFFFF00;
-        ii.gateway = 0xC61200FE;  // 198.18.0.254
+        ii.address = {ip_address::v4(0xC6120001), 24};  // 198.18.0.1/24
+        ii.gateway = ip_address::v4(0xC61200FE);        // 198.18.0.254
         ii.mac = {2, 0, 0, 0, 0, 1};
         ifcs.push_back(ii);
     }

@@ -96,9 +96,8 @@ std::vector<dataplane::interface_info> interfaces_of(const config& cfg)
     for (const auto& ic : cfg.interfaces) {
         dataplane::interface_info ii;
         ii.name = ic.name;
-        ii.address = ic.address.addr.v4_host();
-        ii.netmask = dataplane::netmask_of(ic.address.len);
-        ii.gateway = ic.gateway ? ic.gateway->v4_host() : 0;
+        ii.address = ic.address;
+        ii.gateway = ic.gateway.value_or(ip_address{});
         out.push_back(ii);
     }
     return out;

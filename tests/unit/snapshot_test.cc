@@ -1,5 +1,6 @@
-// Unit tests of dataplane/snapshot.h without EAL: finding an interface by port and VLAN, and
-// never dropping one silently when the by-port index is full.
+// Unit tests of dataplane/snapshot.h without EAL: finding an interface by port and VLAN, never
+// dropping one silently when the by-port index is full, and an interface's address, on-link
+// test and next hop.
 #include "dataplane/snapshot.h"
 
 #include <gtest/gtest.h>
@@ -45,19 +46,56 @@ TEST(snapshot, counts_an_interface_on_a_port_beyond_the_table_instead_of_aliasin
     EXPECT_EQ(s.find_interface(0, 0), 0);
 }
 
-TEST(snapshot, gives_the_interface_address_in_the_common_vocabulary)
+TEST(snapshot, keeps_the_interface_address_as_configured_in_the_common_vocabulary)
 {
     interface_info ii;
-    ii.address = 0xC6120001;  // 198.18.0.1
-    ii.netmask = netmask_of(24);
-    EXPECT_EQ(to_string(ii.prefix()), "198.18.0.1/24");
-    EXPECT_EQ(ii.ip(), ip_address::v4(0xC6120001));
-    EXPECT_FALSE(ii.gateway_ip().is_v4());
-    ii.gateway = 0xC61200FE;
-    EXPECT_EQ(to_string(ii.gateway_ip()), "198.18.0.254");
-    EXPECT_EQ(netmask_of(0), 0u);
-    EXPECT_EQ(netmask_of(32), 0xffffffffu);
-    EXPECT_EQ(netmask_of(15), 0xfffe0000u);
+    ii.address = {ip_address::v4(0xC6120001), 24};  // 198.18.0.1/24
+    EXPECT_EQ(to_string(ii.address), "198.18.0.1/24");
+    EXPECT_EQ(ii.address.addr, ip_address::v4(0xC6120001));
+    EXPECT_EQ(ii.v4(), 0xC6120001u);
+    EXPECT_EQ(ii.v4_mask(), 0xffffff00u);
+    EXPECT_FALSE(ii.gateway.is_v4());
+    ii.gateway = ip_address::v4(0xC61200FE);
+    EXPECT_EQ(to_string(ii.gateway), "198.18.0.254");
+}
+
+TEST(snapshot, sends_to_an_on_link_address_directly_and_to_the_gateway_otherwise)
+{
+    interface_info ii;
+    ii.address = {ip_address::v4(0xC6120001), 24};  // 198.18.0.1/24
+    const ip_address near = ip_address::v4(0xC612000A), far = ip_address::v4(0x08080808);
+    // No gateway: only the subnet is reachable.
+    EXPECT_TRUE(ii.on_link(near));
+    EXPECT_FALSE(ii.on_link(far));
+    EXPECT_EQ(ii.next_hop(near), near);
+    EXPECT_TRUE(ii.next_hop(far).is_unspecified());
+    EXPECT_EQ(ii.next_hop_v4(far.v4_host()), 0u);
+    ii.gateway = ip_address::v4(0xC61200FE);  // 198.18.0.254
+    EXPECT_EQ(ii.next_hop(near), near);
+    EXPECT_EQ(ii.next_hop(far), ii.gateway);
+    // The host-order accessors the IPv4 packet path uses agree with the vocabulary.
+    EXPECT_TRUE(ii.on_link_v4(near.v4_host()));
+    EXPECT_FALSE(ii.on_link_v4(far.v4_host()));
+    EXPECT_EQ(ii.next_hop_v4(near.v4_host()), near.v4_host());
+    EXPECT_EQ(ii.next_hop_v4(far.v4_host()), 0xC61200FEu);
+}
+
+TEST(snapshot, never_puts_an_address_of_another_family_on_link_or_through_the_gateway)
+{
+    interface_info ii;
+    ii.address = {ip_address::v4(0xC6120001), 24};
+    ii.gateway = ip_address::v4(0xC61200FE);
+    const std::array<uint8_t, 16> v6{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    EXPECT_FALSE(ii.on_link(ip_address::v6(v6)));
+    EXPECT_TRUE(ii.next_hop(ip_address::v6(v6)).is_unspecified());
+    EXPECT_FALSE(ii.on_link(ip_address{}));
+    EXPECT_TRUE(ii.next_hop(ip_address{}).is_unspecified());
+    // An IPv6 interface is never on-link for an IPv4 word, not even 0.0.0.0.
+    interface_info six;
+    six.address = {ip_address::v6(v6), 64};
+    EXPECT_FALSE(six.on_link_v4(0));
+    EXPECT_FALSE(six.on_link(ip_address::v4(0xC612000A)));
+    EXPECT_TRUE(six.on_link(ip_address::v6(v6)));
 }
 
 }  // namespace
