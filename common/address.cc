@@ -28,16 +28,20 @@ std::optional<unsigned> parse_octet(std::string_view s) noexcept
 std::size_t format_v4(uint32_t a, std::span<char> out) noexcept
 {
     char tmp[16];
+    // Straight into `out` when it surely fits (the Via and Record-Route writers' case).
+    char* b = out.size() >= 15 ? out.data() : tmp;
     std::size_t n = 0;
     for (int shift = 24; shift >= 0; shift -= 8) {
         const unsigned o = (a >> shift) & 0xff;
-        if (o >= 100) tmp[n++] = static_cast<char>('0' + o / 100);
-        if (o >= 10) tmp[n++] = static_cast<char>('0' + o / 10 % 10);
-        tmp[n++] = static_cast<char>('0' + o % 10);
-        if (shift != 0) tmp[n++] = '.';
+        if (o >= 100) b[n++] = static_cast<char>('0' + o / 100);
+        if (o >= 10) b[n++] = static_cast<char>('0' + o / 10 % 10);
+        b[n++] = static_cast<char>('0' + o % 10);
+        if (shift != 0) b[n++] = '.';
     }
-    if (n > out.size()) return 0;
-    std::copy_n(tmp, n, out.data());
+    if (b == tmp) {
+        if (n > out.size()) return 0;
+        std::copy_n(tmp, n, out.data());
+    }
     return n;
 }
 
@@ -108,13 +112,15 @@ std::size_t format_address(const ip_address& a, std::span<char> out) noexcept
 std::size_t format_endpoint(const endpoint& e, std::span<char> out) noexcept
 {
     char tmp[max_endpoint_text];
+    // Straight into `out` when it surely fits (the Via and Record-Route writers' case).
+    char* b = out.size() >= max_endpoint_text ? out.data() : tmp;
     std::size_t n = 0;
-    if (e.addr.is_v6()) tmp[n++] = '[';
-    const std::size_t a = format_address(e.addr, std::span<char>(tmp + n, max_address_text));
+    if (e.addr.is_v6()) b[n++] = '[';
+    const std::size_t a = format_address(e.addr, std::span<char>(b + n, max_address_text));
     if (a == 0) return 0;
     n += a;
-    if (e.addr.is_v6()) tmp[n++] = ']';
-    tmp[n++] = ':';
+    if (e.addr.is_v6()) b[n++] = ']';
+    b[n++] = ':';
     char digits[5];
     std::size_t d = 0;
     uint16_t p = e.port;
@@ -122,9 +128,11 @@ std::size_t format_endpoint(const endpoint& e, std::span<char> out) noexcept
         digits[d++] = static_cast<char>('0' + p % 10);
         p = static_cast<uint16_t>(p / 10);
     } while (p != 0);
-    while (d != 0) tmp[n++] = digits[--d];
-    if (n > out.size()) return 0;
-    std::copy_n(tmp, n, out.data());
+    while (d != 0) b[n++] = digits[--d];
+    if (b == tmp) {
+        if (n > out.size()) return 0;
+        std::copy_n(tmp, n, out.data());
+    }
     return n;
 }
 

@@ -15,8 +15,10 @@
 namespace sbc {
 
 /// A table of `capacity` records of T, found by a key that is already a well-mixed hash (a
-/// Call-ID hash): its low bits pick the bucket. Chained hashing over index arrays, no probing,
-/// so erase is O(chain) and never moves a record.
+/// Call-ID hash): its low bits pick the bucket. Chained hashing, no probing, so erase is
+/// O(chain) and never moves a record. Each record sits in one cell with its key and chain link:
+/// a lookup that finds it has the record's first bytes in the same cache line (the proxy looks
+/// a setup or dialog up for nearly every message; separate key and link arrays cost a miss each).
 template <typename T, std::unsigned_integral Key = uint64_t>
 class slot_table {
 public:
@@ -29,15 +31,13 @@ public:
     explicit slot_table(uint32_t capacity)
         : cap_(capacity),
           mask_(bucket_count(capacity) - 1),
-          values_(new T[capacity == 0 ? 1 : capacity]),
-          keys_(new Key[capacity == 0 ? 1 : capacity]()),
-          next_(new uint32_t[capacity == 0 ? 1 : capacity]),
+          cells_(new cell[capacity == 0 ? 1 : capacity]()),
           heads_(new uint32_t[mask_ + 1])
     {
         for (uint32_t i = 0; i <= mask_; ++i) heads_[i] = end;
         // Free list through next_: slot 0 first, then 1, 2, ... (the order a fresh table hands
         // slots out in); an erased slot goes on top and is the next one handed out.
-        for (uint32_t i = 0; i < cap_; ++i) next_[i] = free_bit | (i + 1 < cap_ ? i + 1 : end);
+        for (uint32_t i = 0; i < cap_; ++i) cells_[i].next = free_bit | (i + 1 < cap_ ? i + 1 : end);
         free_head_ = cap_ == 0 ? end : 0;
     }
     slot_table(const slot_table&) = delete;
@@ -51,10 +51,10 @@ public:
     {
         if (free_head_ == end) return none;
         const uint32_t s = free_head_;
-        free_head_ = next_[s] & ~free_bit;
-        keys_[s] = key;
+        free_head_ = cells_[s].next & ~free_bit;
+        cells_[s].key = key;
         uint32_t& head = heads_[bucket(key)];
-        next_[s] = head;
+        cells_[s].next = head;
         head = s;
         ++size_;
         return s;
@@ -63,8 +63,8 @@ public:
     /// The slot holding `key` (the most recently inserted if several), or none.
     [[nodiscard]] slot_type find(Key key) const noexcept
     {
-        for (uint32_t s = heads_[bucket(key)]; s != end; s = next_[s])
-            if (keys_[s] == key) return s;
+        for (uint32_t s = heads_[bucket(key)]; s != end; s = cells_[s].next)
+            if (cells_[s].key == key) return s;
         return none;
     }
 
@@ -72,21 +72,21 @@ public:
     /// its record is still in cache). `s` must be a slot insert returned and not yet erased.
     void erase(slot_type s) noexcept
     {
-        uint32_t* link = &heads_[bucket(keys_[s])];
-        while (*link != end && *link != s) link = &next_[*link];
-        if (*link == s) *link = next_[s];
-        next_[s] = free_bit | free_head_;
+        uint32_t* link = &heads_[bucket(cells_[s].key)];
+        while (*link != end && *link != s) link = &cells_[*link].next;
+        if (*link == s) *link = cells_[s].next;
+        cells_[s].next = free_bit | free_head_;
         free_head_ = s;
         --size_;
     }
 
     /// The record at `s` (any slot below capacity(), used or not).
-    [[nodiscard]] T& at(slot_type s) noexcept { return values_[s]; }
-    [[nodiscard]] const T& at(slot_type s) const noexcept { return values_[s]; }
+    [[nodiscard]] T& at(slot_type s) noexcept { return cells_[s].value; }
+    [[nodiscard]] const T& at(slot_type s) const noexcept { return cells_[s].value; }
     /// The key a used slot was inserted with.
-    [[nodiscard]] Key key(slot_type s) const noexcept { return keys_[s]; }
+    [[nodiscard]] Key key(slot_type s) const noexcept { return cells_[s].key; }
     /// Whether `s` holds an entry (inserted and not erased).
-    [[nodiscard]] bool used(slot_type s) const noexcept { return s < cap_ && (next_[s] & free_bit) == 0; }
+    [[nodiscard]] bool used(slot_type s) const noexcept { return s < cap_ && (cells_[s].next & free_bit) == 0; }
 
     [[nodiscard]] uint32_t capacity() const noexcept { return cap_; }
     [[nodiscard]] uint32_t size() const noexcept { return size_; }
@@ -97,7 +97,7 @@ public:
     void for_each(Fn&& fn)
     {
         for (uint32_t s = 0; s < cap_; ++s)
-            if ((next_[s] & free_bit) == 0) fn(s);
+            if ((cells_[s].next & free_bit) == 0) fn(s);
     }
 
 private:
@@ -118,9 +118,12 @@ private:
     uint32_t mask_;
     uint32_t size_ = 0;
     uint32_t free_head_ = end;
-    std::unique_ptr<T[]> values_;
-    std::unique_ptr<Key[]> keys_;
-    std::unique_ptr<uint32_t[]> next_;   ///< used: next in the bucket's chain; free: free_bit | next free; end
+    struct cell {
+        Key key{};
+        uint32_t next = end;  ///< used: next in the bucket's chain; free: free_bit | next free; end
+        T value{};
+    };
+    std::unique_ptr<cell[]> cells_;
     std::unique_ptr<uint32_t[]> heads_;  ///< per bucket: first slot of its chain, or end
 };
 

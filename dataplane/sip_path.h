@@ -50,7 +50,7 @@ inline sip_handoff* handoff_of(rte_mbuf* m) noexcept
 /// What the SIP stage keeps per worker besides the proxy and the message it parses into.
 /// Indexed by worker id; only that worker touches its entry (cache-line aligned, never shared).
 struct alignas(64) sip_worker_state {
-    std::array<char, 65536> scratch;  ///< a multi-segment datagram linearised for the parser
+    sip::message message;             ///< what the receive step parses into, for dispatch and the proxy
     uint16_t ip_id = 0;               ///< IPv4 identification of the packets this worker originates
     uint64_t last_tick_ms = 0;        ///< when the proxy's timers last ran
     /// The input being handled (null between inputs): the send step answers its sender at the
@@ -58,7 +58,7 @@ struct alignas(64) sip_worker_state {
     /// 100 Trying), looked at only on a neighbour-table miss.
     const sip_handoff* answering = nullptr;
     ip_address last_needed;           ///< next hop already reported unresolved in this burst
-    sip::message message;             ///< what the receive step parses into, for dispatch and the proxy
+    std::array<char, 65536> scratch;  ///< a multi-segment datagram linearised for the parser (rare: last)
 };
 /// Every worker's SIP stage state, indexed by worker id (sip_rx.cc).
 extern std::array<sip_worker_state, max_workers> sip_states;

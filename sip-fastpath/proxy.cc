@@ -22,12 +22,17 @@ bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
 {
     uri u;
     if (!parse_uri(raw, uri_text, u)) return false;
+    // parse_uri classified the host already: a dotted quad goes straight to the IPv4 parser.
     std::string_view host = u.host.in(raw);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    const auto ip = parse_address(host);
+    std::optional<ip_address> ip;
+    if (u.host_type == host_kind::ipv4)
+        ip = parse_ipv4(host);
+    else if (u.host_type == host_kind::ipv6 && host.size() > 2)
+        ip = parse_address(host.substr(1, host.size() - 2));  // without the brackets
     if (!ip) return false;
     bool found = false;
-    const std::string_view tp = param_value(u.params.in(raw), "transport", found);
+    const std::string_view params = u.params.in(raw);
+    const std::string_view tp = params.empty() ? std::string_view{} : param_value(params, "transport", found);
     const auto proto = found ? parse_transport(tp) : std::optional<transport>{};
     if (found && !proto) return false;  // a transport we do not speak (sctp, ws)
     const bool sips = u.scheme == uri_scheme::sips;

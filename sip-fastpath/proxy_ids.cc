@@ -88,10 +88,10 @@ struct appender {
     /// host:port as in a Via sent-by or a SIP URI (IPv6 in brackets).
     void host_port(const endpoint& e) noexcept
     {
-        char tmp[max_endpoint_text];
-        const std::size_t len = format_endpoint(e, tmp);
+        if (!ok) return;
+        const std::size_t len = format_endpoint(e, out.subspan(n));  // in place: no copy
         if (len == 0) ok = false;
-        put({tmp, len});
+        n += len;
     }
     [[nodiscard]] std::size_t done() const noexcept { return ok ? n : 0; }
 };

@@ -53,17 +53,12 @@ enum class setup_state : uint8_t {
 /// One INVITE server transaction and its client attempts; its key in the setups table is the
 /// upstream key (upstream_key: the caller's branch and source).
 struct proxy::setup {
-    uint64_t callid_hash = 0;
-    uint64_t canary_mask = 0;  ///< canary slots the INVITE matched (peer_select.h)
-    endpoint caller;           ///< where responses go (the request's source)
-    endpoint local;            ///< our trunk address the call arrived on; we send from it
-    endpoint peer;             ///< the current attempt's peer
-    uint32_t peer_id = no_peer;
-    std::array<uint32_t, max_tried> tried{};
+    // What nearly every message of the call reads first (state, generation, attempt, timers),
+    // in the cache line the setup table's key shares; addresses and the tried list after it.
+    setup_state state = setup_state::free;
     uint8_t n_tried = 0;
     uint8_t attempt = 0;
     uint8_t region_pos = 0;
-    setup_state state = setup_state::free;
     uint16_t group = 0;
     uint16_t gen = 0;
     bool provisional = false;  ///< a provisional other than 100 arrived on this call
@@ -71,11 +66,18 @@ struct proxy::setup {
     bool cancel_sent = false;
     uint16_t invite_len = 0;
     uint16_t final_len = 0;    ///< final response stored after the INVITE, for retransmission
+    uint32_t peer_id = no_peer;
     uint32_t rt_interval = 0;
     uint64_t t_retransmit = 0;
     uint64_t t_no_response = 0;
     uint64_t t_give_up = 0;
     uint64_t t_release = 0;
+    uint64_t callid_hash = 0;
+    uint64_t canary_mask = 0;  ///< canary slots the INVITE matched (peer_select.h)
+    endpoint caller;           ///< where responses go (the request's source)
+    endpoint local;            ///< our trunk address the call arrived on; we send from it
+    endpoint peer;             ///< the current attempt's peer
+    std::array<uint32_t, max_tried> tried{};
 };
 
 struct proxy::setup_table : slot_table<setup> {
