@@ -48,18 +48,9 @@ void on_signal(int sig)
 /// [media] into the dataplane: after the first snapshot (the interfaces), before the workers.
 bool start_media(const sbc::control::config& cfg, sbc::dataplane::dataplane_runtime& rt, std::string& error)
 {
-    const auto& m = cfg.media;
-    if (!m.enabled) return true;
-    sbc::rtp::media_config c;
-    c.enabled = true;
-    c.addresses = m.addresses;
-    c.port_min = m.port_min;
-    c.port_max = m.port_max;
-    c.mode = m.latching;
-    c.inactivity_timeout_s = m.inactivity_timeout_s;
-    c.quarantine_ms = m.quarantine_ms;
-    c.sessions_per_worker = m.sessions_per_worker;
-    return sbc::dataplane::start_media(rt, c, rt.shared->snap.current->interfaces, error);
+    if (!cfg.media.enabled) return true;
+    // The config's [media] is the dataplane's media_config (control/config.h), as read.
+    return sbc::dataplane::start_media(rt, cfg.media, rt.shared->snap.current->interfaces, error);
 }
 
 }  // namespace

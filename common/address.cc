@@ -64,24 +64,16 @@ ip_address ip_address::masked(unsigned bits) const noexcept
     return v6(b);
 }
 
-std::string_view transport_via_name(transport t) noexcept
-{
-    switch (t) {
-    case transport::tcp: return "TCP";
-    case transport::tls: return "TLS";
-    case transport::udp: break;
-    }
-    return "UDP";
-}
+namespace {
+/// By transport's value: as in a Via's sent-protocol, and as in a URI's transport parameter.
+constexpr std::array<std::string_view, transport_count> via_names{"UDP", "TCP", "TLS"};
+constexpr std::array<std::string_view, transport_count> param_names{"udp", "tcp", "tls"};
+}  // namespace
 
+std::string_view transport_via_name(transport t) noexcept { return via_names[static_cast<std::size_t>(t) % transport_count]; }
 std::string_view transport_param_name(transport t) noexcept
 {
-    switch (t) {
-    case transport::tcp: return "tcp";
-    case transport::tls: return "tls";
-    case transport::udp: break;
-    }
-    return "udp";
+    return param_names[static_cast<std::size_t>(t) % transport_count];
 }
 
 std::optional<transport> parse_transport(std::string_view s) noexcept

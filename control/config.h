@@ -163,16 +163,13 @@ struct dns_config {
 };
 
 /// `[media]`: media anchoring (control/config_media.cc). Absent: SDP passes unchanged.
-struct media_config_section {
-    bool enabled = false;                  ///< the section is present
-    std::vector<ip_address> addresses;     ///< `address` or `addresses`: each an interface's address
-    uint16_t port_min = rtp::default_port_min;  ///< even, 1024..65534
-    uint16_t port_max = rtp::default_port_max;  ///< above port_min
-    rtp::latching latching = rtp::latching::symmetric;
-    unsigned inactivity_timeout_s = rtp::default_inactivity_timeout_s;  ///< 0..86400; 0: calls are never ended for silence
-    unsigned quarantine_ms = rtp::default_quarantine_ms;  ///< 1000..600000: a freed port waits this long (beyond any RCU grace period)
-    unsigned sessions_per_worker = default_media_sessions_per_worker;  ///< calls with media per worker, 16..4194304
-    int line = 0;
+/// The dataplane's own media config (one type, one set of defaults), as read from the file:
+/// `enabled` when the section is present; `address`/`addresses` (each an interface's address),
+/// `port_min` (even, 1024..65534), `port_max` (above it), `latching` (`mode`),
+/// `inactivity_timeout_s` (0..86400; 0: never), `quarantine_ms` (1000..600000), and
+/// `sessions_per_worker` (16..4194304), checked by control/config_media.cc.
+struct media_config_section : rtp::media_config {
+    int line = 0;  ///< of the [media] table, for later messages
 };
 
 /// The whole file.

@@ -92,7 +92,7 @@ void read_media(loader& l, const toml::table& t, const config& c, media_config_s
     // In the order of rtp::latching: get_choice stores the index.
     constexpr std::array<std::string_view, 2> latching_names{"symmetric", "strict"};
     static_assert(static_cast<std::size_t>(rtp::latching::strict) + 1 == latching_names.size());
-    r.get_choice("latching", latching_names, m.latching);
+    r.get_choice("latching", latching_names, m.mode);
     r.get_uint("inactivity_timeout_s", m.inactivity_timeout_s, 0, 86400, "seconds, 0: never");
     r.get_uint("quarantine_ms", m.quarantine_ms, 1000, 600000, "milliseconds, longer than any RCU grace period");
     unsigned quarantine_s = 0;

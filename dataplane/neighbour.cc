@@ -1,6 +1,8 @@
 // Neighbour table: lookups for any thread, updates for the control core (see neighbour.h).
 #include "dataplane/neighbour.h"
 
+#include <cstring>
+
 namespace sbc::dataplane {
 
 uint64_t pack_mac(const mac_addr& m) noexcept
@@ -12,11 +14,11 @@ uint64_t pack_mac(const mac_addr& m) noexcept
 
 mac_addr unpack_mac(uint64_t v) noexcept
 {
-    mac_addr m{};
-    for (int i = 5; i >= 0; --i) {
-        m[static_cast<std::size_t>(i)] = static_cast<uint8_t>(v & 0xff);
-        v >>= 8;
-    }
+    // The first byte is the most significant of the 48: shifted to the top and byte-swapped,
+    // it lands first in memory; one copy instead of six shifts (every SIP message sent does this).
+    const uint64_t be = __builtin_bswap64(v << 16);
+    mac_addr m;
+    std::memcpy(m.data(), &be, m.size());
     return m;
 }
 

@@ -31,7 +31,7 @@ TEST(config_media, defaults_to_the_first_trunks_interface_and_its_media_ports)
     EXPECT_EQ(m.addresses[0], ip_address::v4(0xc6120001u));
     EXPECT_EQ(m.port_min, 30000);
     EXPECT_EQ(m.port_max, 30999);
-    EXPECT_EQ(m.latching, rtp::latching::symmetric);
+    EXPECT_EQ(m.mode, rtp::latching::symmetric);
     EXPECT_EQ(m.inactivity_timeout_s, 60u);
     EXPECT_EQ(m.quarantine_ms, 5000u);
 }
@@ -48,7 +48,7 @@ TEST(config_media, reads_every_key)
     EXPECT_EQ(m.addresses[0], ip_address::v4(0xc6120501u));
     EXPECT_EQ(m.port_min, 40000);
     EXPECT_EQ(m.port_max, 40999);
-    EXPECT_EQ(m.latching, rtp::latching::strict);
+    EXPECT_EQ(m.mode, rtp::latching::strict);
     EXPECT_EQ(m.inactivity_timeout_s, 0u);
     EXPECT_EQ(m.quarantine_ms, 30000u);
     EXPECT_EQ(m.sessions_per_worker, 1024u);
