@@ -15,7 +15,7 @@ packages=(
   # e2e, demo and load tests
   sip-tester dnsmasq-base iproute2 iputils-ping ethtool tcpdump curl procps
   # side-by-side peers for the benchmarks
-  libosip2-dev kamailio python3-matplotlib linux-perf bc
+  libosip2-dev kamailio kamailio-tls-modules openssl python3-matplotlib linux-perf bc
   # rtp benchmark peer (userspace relay only; scripts/bench/rtp.sh)
   rtpengine-daemon
 )
