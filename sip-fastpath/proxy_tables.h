@@ -27,12 +27,21 @@ struct trunk {
     std::string name;
     uint16_t iface = 0;         ///< index into the snapshot's interfaces
     ip_address address;         ///< the interface's address
-    uint16_t port = 5060;       ///< local port
-    transport proto = transport::udp;  ///< what it listens with
+    uint16_t port = 5060;       ///< local UDP port
+    transport proto = transport::udp;  ///< transport of local()
+    uint16_t tcp_port = 0;      ///< local TCP port (the stream thread listens); 0: no TCP
+    uint16_t tls_port = 0;      ///< local TLS port; 0: no TLS
+    std::string fqdn;           ///< name the SBC presents on this trunk (Record-Route, Contact); "": the address
     std::vector<ip_prefix> allow;      ///< canonical (host bits clear)
 
     /// Our endpoint on this trunk.
     [[nodiscard]] endpoint local() const noexcept { return endpoint{address, port, proto, 0}; }
+    /// Our endpoint on this trunk for transport `p` (port 0 when the trunk does not take it).
+    [[nodiscard]] endpoint local(transport p) const noexcept
+    {
+        const uint16_t at = p == transport::udp ? port : p == transport::tcp ? tcp_port : tls_port;
+        return endpoint{address, at, p, 0};
+    }
     [[nodiscard]] bool allows(const ip_address& ip) const noexcept
     {
         for (const auto& n : allow)
@@ -58,6 +67,7 @@ struct peer {
     uint16_t region = 0;        ///< index into proxy_tables::regions
     uint16_t trunk = 0;         ///< the trunk (local address and port) calls to it leave from
     uint8_t canary = no_canary; ///< slot of its canary pattern (bit in a call's canary mask), or no_canary
+    std::string server_name;    ///< TLS: the name its certificate must carry (SRV target or configured); "": none checked
 
     /// Where its calls go.
     [[nodiscard]] endpoint remote() const noexcept { return endpoint{address, port, proto, 0}; }
@@ -67,6 +77,7 @@ enum class selector : uint8_t { srv, round_robin, least_calls, hash_call_id };
 
 struct region {
     std::string name;
+    std::string fqdn;             ///< name the SBC presents to its peers; "": the trunk's fqdn, else the address
     std::vector<uint32_t> peers;  ///< indices into proxy_tables::peers, by priority then weight
 };
 
