@@ -11,7 +11,9 @@
 
 #include "common/address.h"
 
-namespace sbc::transport {
+// Not sbc::transport: that name is the SIP transport enum of common/address.h, which this
+// header needs for ip_prefix; a namespace and an enum of one name cannot both exist in sbc.
+namespace sbc::streams {
 
 class netns {
 public:
@@ -63,4 +65,4 @@ struct link_setup {
 /// rtnetlink only; false with a message naming the step and errno's text.
 bool configure_link(const link_setup& s, std::string& error);
 
-}  // namespace sbc::transport
+}  // namespace sbc::streams
