@@ -79,6 +79,7 @@ void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pk
     if (l4.frag.n != 0) frag_stage(w, snap, l4);
     if (l4.icmp.n != 0) icmp_stage(w, snap, l4.icmp);
     if (l4.udp.n != 0) udp_stage(w, snap, l4.udp);
+    if (l4.tcp.n != 0) tcp_stage(w, snap, l4.tcp);
 }
 
 uint32_t poll_worker(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept

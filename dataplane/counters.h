@@ -27,7 +27,7 @@ namespace sbc::dataplane {
     X(ipv4_bad_total_length, "IPv4 total length beyond the frame or below the header")   \
     X(ipv4_bad_checksum, "IPv4 header checksum wrong")                                    \
     X(ipv4_not_for_us, "IPv4 destination that is not one of our addresses")             \
-    X(ipv4_protocol_unsupported, "IP protocol other than ICMP and UDP")                   \
+    X(ipv4_protocol_unsupported, "IP protocol other than ICMP, UDP and TCP")              \
     X(frag_failed, "IPv4 fragment that could not be reassembled (table full, overlap)")  \
     X(icmp_truncated, "ICMP shorter than its header")                                     \
     X(icmp_bad_checksum, "ICMP checksum wrong")                                           \
@@ -43,7 +43,12 @@ namespace sbc::dataplane {
     X(sip_too_big, "SIP message not sent: larger than the 1500-byte MTU (needs TCP)")    \
     X(sip_no_interface, "SIP message not sent: no interface has its source address")       \
     X(sip_unreadable, "SIP datagram dropped: its segments could not be read into one buffer") \
-    X(sip_no_transport, "SIP message not sent: its transport (TCP, TLS) has no path yet")
+    X(sip_no_transport, "SIP message for a TCP or TLS leg while no stream thread runs") \
+    X(sip_stream_full, "SIP message for a TCP or TLS leg lost: the ring to the stream thread was full") \
+    X(tcp_no_streams, "TCP while no trunk or peer uses TCP or TLS")                       \
+    X(tcp_not_allowed, "TCP from a source no trunk allows and no peer has, or to a closed port") \
+    X(tcp_truncated, "TCP header beyond the IPv4 payload")                                \
+    X(kernel_ring_full, "TCP segment for the kernel lost: the exception ring was full")
 
 SBC_LIST_ENUM(drop_reason, SBC_DROP_REASONS);
 constexpr std::size_t drop_reason_count = list_size<drop_reason>;
@@ -54,7 +59,7 @@ std::string_view drop_reason_name(drop_reason r) noexcept;
 std::string_view drop_reason_help(drop_reason r) noexcept;
 
 /// Stages of the worker pipeline; each counts the packets it took in.
-#define SBC_STAGES(X) X(eth) X(arp) X(ipv4) X(frag) X(icmp) X(udp) X(sip)
+#define SBC_STAGES(X) X(eth) X(arp) X(ipv4) X(frag) X(icmp) X(udp) X(sip) X(tcp)
 
 enum class stage : uint8_t {
 #define SBC_X(name) name,

@@ -1,4 +1,4 @@
-// IPv4 stage (header validation, sorting by protocol) and fragment reassembly. Worker only.
+// IPv4 stage (header validation, sorting by protocol: ICMP, UDP, TCP) and fragment reassembly. Worker only.
 #include <rte_ip.h>
 #include <rte_ip_frag.h>
 
@@ -17,6 +17,10 @@ bool route_l4(rte_mbuf* m, uint16_t ifc, const rte_ipv4_hdr* ip, l4_bursts& out)
     }
     if (ip->next_proto_id == IPPROTO_ICMP) {
         out.icmp.push(m, ifc);
+        return true;
+    }
+    if (ip->next_proto_id == IPPROTO_TCP) {
+        out.tcp.push(m, ifc);
         return true;
     }
     return false;

@@ -35,6 +35,37 @@ std::string rte_error(const char* what, int err)
     return std::string(what) + ": " + rte_strerror(err < 0 ? -err : err);
 }
 
+/// The rings between every worker and the stream thread, the control core's ring to it, and
+/// the pool of stream message buffers (dataplane/stream_ring.h).
+bool create_stream_rings(dataplane_runtime& rt, const port_options& o, int socket, std::string& error)
+{
+    const auto room = static_cast<uint16_t>(o.stream_message_bytes + RTE_PKTMBUF_HEADROOM);
+    rt.stream_pool = rte_pktmbuf_pool_create("sbc_stream_pool", o.stream_mbufs, 128, 0, room, socket);
+    if (rt.stream_pool == nullptr) {
+        error = rte_error("cannot create the stream message pool", rte_errno);
+        return false;
+    }
+    auto ring = [&](const std::string& name) -> rte_ring* {
+        rte_ring* r = rte_ring_create(name.c_str(), o.stream_ring, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        if (r == nullptr) error = rte_error(("cannot create the stream ring " + name).c_str(), rte_errno);
+        else rt.handoff.push_back(r);
+        return r;
+    };
+    rt.control_out = ring("sbc_ctl_stream");
+    if (rt.control_out == nullptr) return false;
+    for (auto& w : rt.workers) {
+        const std::string n = std::to_string(w->id);
+        w->stream_pool = rt.stream_pool;
+        w->kernel_out = ring("sbc_kout_w" + n);
+        w->kernel_in = ring("sbc_kin_w" + n);
+        w->stream_in = ring("sbc_sin_w" + n);
+        w->stream_out = ring("sbc_sout_w" + n);
+        if (w->kernel_out == nullptr || w->kernel_in == nullptr || w->stream_in == nullptr || w->stream_out == nullptr)
+            return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 std::vector<std::string> eal_arguments(const eal_options& o)
@@ -119,6 +150,7 @@ dataplane_runtime::~dataplane_runtime()
         if (w->pool != nullptr) rte_mempool_free(w->pool);
     }
     if (events != nullptr) rte_ring_free(events);
+    if (stream_pool != nullptr) rte_mempool_free(stream_pool);
     if (control_pool != nullptr) rte_mempool_free(control_pool);
 }
 
@@ -188,6 +220,7 @@ std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string
         }
     }
 
+    if (o.streams && !create_stream_rings(*rt, o, socket, error)) return nullptr;
     for (const auto& device : devices) {
         port_info p;
         p.device = device;

@@ -47,6 +47,12 @@ struct port_options {
     uint32_t setups_per_worker = default_transactions_per_worker;
     uint32_t dialogs_per_worker = default_dialogs_per_worker;  ///< established calls per worker
     unsigned handoff_ring = handoff_ring_size;  ///< entries of each worker-to-worker SIP handoff ring
+    /// SIP over TCP/TLS: the rings to and from the stream thread (dataplane/stream_ring.h) and
+    /// the pool of stream message buffers, each holding `stream_message_bytes`.
+    bool streams = false;
+    unsigned stream_message_bytes = 16384;
+    unsigned stream_mbufs = 8191;
+    unsigned stream_ring = 1024;
 };
 
 struct port_info {
@@ -66,7 +72,9 @@ struct dataplane_runtime {
     std::vector<port_info> ports;
     rte_ring* events = nullptr;          ///< workers -> control core
     rte_mempool* control_pool = nullptr; ///< frames the control core builds
-    std::vector<rte_ring*> handoff;      ///< every SIP handoff ring, for freeing
+    std::vector<rte_ring*> handoff;      ///< every SIP handoff ring (and stream ring), for freeing
+    rte_mempool* stream_pool = nullptr;  ///< stream message buffers (null without streams)
+    rte_ring* control_out = nullptr;     ///< the control core's probes to stream peers (SP/SC)
     bool launched = false;
 
     ~dataplane_runtime();

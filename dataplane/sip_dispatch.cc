@@ -69,7 +69,7 @@ void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, const sip_hand
     // The receive step found the trunk in this very snapshot; an input handed off by another
     // worker may have been decoded under an older one, whose trunk a new snapshot removed or moved.
     if (!check_owner && (in.trunk >= snap.proxy->trunks.size() ||
-                         !snap.proxy->trunks[in.trunk].local().same_place(in.local))) {
+                         !snap.proxy->trunks[in.trunk].leg_local(in.local.proto).same_place(in.local))) {
         rte_pktmbuf_free(m);
         ++t.not_trunk;
         return;
@@ -112,6 +112,16 @@ uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
             // here, because the proxy may free the mbuf while the input is still in use.
             const sip_handoff in = *handoff_of(pkts[i]);
             dispatch_input(w, snap, pkts[i], in, false, t);
+        }
+        received += n;
+    }
+    if (w.stream_in != nullptr) {
+        // Messages the stream thread framed (and lost connections), decoded into the headroom.
+        const unsigned n = rte_ring_sc_dequeue_burst(w.stream_in, reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
+        for (unsigned i = 0; i < n; ++i) {
+            sip_handoff in = *handoff_of(pkts[i]);
+            in.now_ms = now_ms;
+            dispatch_input(w, snap, pkts[i], in, true, t);
         }
         received += n;
     }

@@ -74,6 +74,7 @@ struct sip_tally {
     uint32_t not_trunk = 0;
     uint32_t unreadable = 0;
     uint32_t no_transport = 0;
+    uint32_t stream_full = 0;
     uint32_t sent = 0;
 
     void commit(worker& w) const noexcept;

@@ -48,6 +48,7 @@ void sip_tally::commit(worker& w) const noexcept
     if (not_trunk) w.counters.drop(drop_reason::udp_port_closed, not_trunk);
     if (unreadable) w.counters.drop(drop_reason::sip_unreadable, unreadable);
     if (no_transport) w.counters.drop(drop_reason::sip_no_transport, no_transport);
+    if (stream_full) w.counters.drop(drop_reason::sip_stream_full, stream_full);
 }
 
 void decode_datagram(const rte_mbuf* m, uint16_t iface, uint16_t trunk, uint64_t now_ms, sip_handoff& in) noexcept

@@ -1,9 +1,12 @@
 // The SIP stage's send step (see sip_path.h): every message the proxy produced is framed for
-// the transport of the leg it goes on (UDP datagrams now; stream connections come with the
-// stream thread) and queued for transmission; the proxy's peer verdicts go to the control
+// the transport of the leg it goes on (UDP datagrams; TCP and TLS messages go to the stream
+// thread, dataplane/stream_ring.h) and queued for transmission; the proxy's peer verdicts go to the control
 // core as events. Worker only: no heap, locks, system calls or logging.
 #include "dataplane/events.h"
+#include <rte_memcpy.h>
+
 #include "dataplane/sip_path.h"
+#include "dataplane/stream_ring.h"
 #include "dataplane/udp_frame.h"
 
 namespace sbc::dataplane {
@@ -73,6 +76,39 @@ void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, s
     ++t.sent;
 }
 
+/// Hands one message for a TCP or TLS leg to the stream thread, which owns the connections.
+void send_stream(worker& w, const sip::out_message& d, sip_tally& t) noexcept
+{
+    if (w.stream_out == nullptr) {
+        ++t.no_transport;
+        return;
+    }
+    rte_mbuf* m = rte_pktmbuf_alloc(w.stream_pool);
+    if (m == nullptr) {
+        ++t.no_buffer;
+        return;
+    }
+    char* data = rte_pktmbuf_append(m, d.len);
+    if (data == nullptr) {
+        rte_pktmbuf_free(m);
+        ++t.too_big;
+        return;
+    }
+    rte_memcpy(data, d.data.data(), d.len);
+    stream_send* h = stream_send_of(m);
+    *h = stream_send{};
+    h->src = d.src;
+    h->dst = d.dst;
+    h->len = d.len;
+    h->worker = static_cast<uint8_t>(w.id);
+    if (rte_ring_sp_enqueue(w.stream_out, m) != 0) {
+        rte_pktmbuf_free(m);
+        ++t.stream_full;
+        return;
+    }
+    ++t.sent;
+}
+
 }  // namespace
 
 void flush_outbox(worker& w, const snapshot& snap, sip_tally& t) noexcept
@@ -83,7 +119,7 @@ void flush_outbox(worker& w, const snapshot& snap, sip_tally& t) noexcept
         if (msg.dst.proto == transport::udp)
             send_datagram(w, snap, msg, t);
         else
-            ++t.no_transport;  // TCP and TLS legs: the stream path is not built yet
+            send_stream(w, msg, t);
     }
     for (uint32_t i = 0; i < o.n_events; ++i) {
         const sip::peer_event& pe = o.events[i];

@@ -17,6 +17,7 @@ struct l4_bursts {
     sub_burst icmp;
     sub_burst udp;
     sub_burst frag;
+    sub_burst tcp;
 };
 
 /// Production processing of one received burst: Ethernet/VLAN classify, then ARP, IPv4,
@@ -56,6 +57,11 @@ void icmp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 /// Validates UDP length and checksum, then hands datagrams to the SIP stage when they are for a
 /// trunk's address and port (sip_rx.cc); anything else is counted as udp_port_closed.
 void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
+
+/// TCP for our addresses: from a source a trunk listening on TCP or TLS allows (to its port),
+/// or from a peer's address, goes to the kernel through the stream thread (dataplane/tcp.cc);
+/// anything else is dropped and counted before a SYN can open anything.
+void tcp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 
 /// The datagram an ICMP error quotes (RFC 792: its IPv4 header and at least 8 bytes after it).
 struct icmp_quote {

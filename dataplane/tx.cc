@@ -26,13 +26,22 @@ uint16_t tx_flush(worker& w) noexcept
     return static_cast<uint16_t>(queued);
 }
 
-uint16_t drain_inject(worker& w) noexcept
+namespace {
+uint16_t drain_frames(worker& w, rte_ring* r) noexcept
 {
-    if (w.inject == nullptr) return 0;
     std::array<rte_mbuf*, burst_size> pkts;
-    const unsigned n = rte_ring_sc_dequeue_burst(w.inject, reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
+    const unsigned n = rte_ring_sc_dequeue_burst(r, reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
     for (unsigned i = 0; i < n; ++i) tx_enqueue(w, pkts[i]->port, pkts[i]);
     return static_cast<uint16_t>(n);
+}
+}  // namespace
+
+uint16_t drain_inject(worker& w) noexcept
+{
+    uint16_t n = 0;
+    if (w.inject != nullptr) n = drain_frames(w, w.inject);
+    if (w.kernel_in != nullptr) n = static_cast<uint16_t>(n + drain_frames(w, w.kernel_in));
+    return n;
 }
 
 void post_event(worker& w, const event& e) noexcept

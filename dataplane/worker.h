@@ -72,6 +72,12 @@ struct worker {
     rtp::relay_counters media_counters;          ///< what this worker relayed and dropped
     std::array<rte_ring*, max_workers> handoff_in{};   ///< from worker i to this one (SP/SC), null for itself
     std::array<rte_ring*, max_workers> handoff_out{};  ///< from this one to worker i
+    // SIP over TCP and TLS (dataplane/stream_ring.h); all null when no trunk or peer uses a stream.
+    rte_ring* kernel_out = nullptr;  ///< TCP frames for the kernel (to the stream thread)
+    rte_ring* kernel_in = nullptr;   ///< frames the kernel sent, to transmit (from the stream thread)
+    rte_ring* stream_in = nullptr;   ///< SIP messages and lost connections (from the stream thread)
+    rte_ring* stream_out = nullptr;  ///< SIP messages for TCP/TLS legs (to the stream thread)
+    rte_mempool* stream_pool = nullptr;  ///< buffers of stream messages (shared with the stream thread)
     uint64_t tsc_per_ms = 1;
     worker_counters counters;
     // Per-loop tallies, plain fields of the owner, folded into `counters` by tx_flush.
@@ -98,7 +104,7 @@ inline void tx_enqueue(worker& w, uint16_t port, rte_mbuf* m) noexcept
 /// Worker only: sends every buffered packet; returns how many were flushed.
 uint16_t tx_flush(worker& w) noexcept;
 
-/// Worker only: sends the frames the control core queued for this worker.
+/// Worker only: sends the frames the control core and the stream thread (the kernel's) queued.
 uint16_t drain_inject(worker& w) noexcept;
 
 /// Worker only: pushes an event to the control core; a full ring is counted, never waited on.

@@ -1,1 +1,164 @@
-// placeholder: being written
+// The exception port (see exception_port.h): bring-up by the main lcore, the pump by the
+// stream thread.
+#include "transport/exception_port.h"
+
+#include <cstring>
+
+#include <rte_bus_vdev.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+
+#include "dataplane/events.h"
+#include "dataplane/l2.h"
+#include "dataplane/udp_frame.h"
+
+namespace sbc::streams {
+
+namespace {
+std::string rte_error(const std::string& what, int err)
+{
+    return what + ": " + rte_strerror(err < 0 ? -err : err);
+}
+}  // namespace
+
+bool open_exception_port(const netns& ns, const std::string& ifname, const rte_ether_addr& mac,
+                         const std::vector<ip_prefix>& addresses, exception_port& out, std::string& error)
+{
+    netns::scope inside(ns, error);
+    if (!inside.ok()) return false;
+    const std::string name = "net_tap_" + ifname;
+    out.ifname = ifname;
+    out.device = name + ",iface=" + ifname;
+    if (int rc = rte_dev_probe(out.device.c_str()); rc != 0) {
+        error = rte_error("exception port " + out.device, rc);
+        return false;
+    }
+    if (rte_eth_dev_get_port_by_name(name.c_str(), &out.port_id) != 0) {
+        error = "exception port " + out.device + ": no DPDK port named " + name;
+        return false;
+    }
+    out.pool = rte_pktmbuf_pool_create(("sbc_exc_" + ifname).c_str(), 4095, 128, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                       static_cast<int>(rte_socket_id()));
+    if (out.pool == nullptr) {
+        error = rte_error("exception port pool", rte_errno);
+        return false;
+    }
+    rte_eth_conf conf{};
+    if (int rc = rte_eth_dev_configure(out.port_id, 1, 1, &conf); rc != 0) {
+        error = rte_error("exception port configure", rc);
+        return false;
+    }
+    if (int rc = rte_eth_rx_queue_setup(out.port_id, 0, 1024, rte_socket_id(), nullptr, out.pool); rc != 0) {
+        error = rte_error("exception port RX queue", rc);
+        return false;
+    }
+    if (int rc = rte_eth_tx_queue_setup(out.port_id, 0, 1024, rte_socket_id(), nullptr); rc != 0) {
+        error = rte_error("exception port TX queue", rc);
+        return false;
+    }
+    if (int rc = rte_eth_dev_start(out.port_id); rc != 0) {
+        error = rte_error("exception port start", rc);
+        return false;
+    }
+    out.started = true;
+    link_setup ls;
+    ls.ifname = ifname;
+    std::memcpy(ls.mac.data(), mac.addr_bytes, ls.mac.size());
+    ls.addresses = addresses;
+    if (!configure_link(ls, error)) return false;
+    out.kernel_mac = mac;
+    return true;
+}
+
+void close_exception_port(exception_port& p)
+{
+    if (p.started) {
+        rte_eth_dev_stop(p.port_id);
+        rte_eth_dev_close(p.port_id);
+        p.started = false;
+    }
+    if (p.pool != nullptr) {
+        rte_mempool_free(p.pool);
+        p.pool = nullptr;
+    }
+}
+
+unsigned pump_to_kernel(exception_port& p, dataplane::dataplane_runtime& rt, pump_counters& c) noexcept
+{
+    std::array<rte_mbuf*, burst_size> pkts;
+    unsigned total = 0;
+    for (auto& w : rt.workers) {
+        const unsigned n = rte_ring_sc_dequeue_burst(w->kernel_out, reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
+        if (n == 0) continue;
+        // The kernel interface takes frames for its own MAC only (the NIC ports' may differ).
+        for (unsigned i = 0; i < n; ++i)
+            rte_ether_addr_copy(&p.kernel_mac, &rte_pktmbuf_mtod(pkts[i], rte_ether_hdr*)->dst_addr);
+        const uint16_t sent = rte_eth_tx_burst(p.port_id, 0, pkts.data(), static_cast<uint16_t>(n));
+        if (sent < n) {
+            rte_pktmbuf_free_bulk(pkts.data() + sent, n - sent);
+            c.tx_failed.fetch_add(n - sent, std::memory_order_relaxed);
+        }
+        c.to_kernel.fetch_add(sent, std::memory_order_relaxed);
+        total += n;
+    }
+    return total;
+}
+
+unsigned pump_from_kernel(exception_port& p, dataplane::dataplane_runtime& rt, const dataplane::snapshot& snap,
+                          pump_counters& c) noexcept
+{
+    std::array<rte_mbuf*, burst_size> pkts;
+    const uint16_t n = rte_eth_rx_burst(p.port_id, 0, pkts.data(), burst_size);
+    for (uint16_t i = 0; i < n; ++i) {
+        rte_mbuf* m = pkts[i];
+        const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
+        if (rte_pktmbuf_data_len(m) < sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr) ||
+            eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+            rte_pktmbuf_free(m);
+            c.not_ipv4.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, sizeof(rte_ether_hdr));
+        const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
+        const ip_address dst = ip_address::v4(rte_be_to_cpu_32(ip->dst_addr));
+        const dataplane::next_hop nh = dataplane::route_packet(snap.interfaces, src, dst);
+        if (!nh.found()) {
+            rte_pktmbuf_free(m);
+            c.no_route.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        const auto mac = rt.shared->neighbours.lookup(nh.hop);
+        if (!mac) {
+            // The control core resolves it (ARP); TCP retransmits meanwhile.
+            dataplane::event e{};
+            e.kind = dataplane::event_kind::neighbour_needed;
+            e.iface = nh.iface;
+            e.ip = nh.hop;
+            rte_ring_mp_enqueue_elem(rt.events, &e, sizeof(e));
+            rte_pktmbuf_free(m);
+            c.no_neighbour.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        const dataplane::interface_info& ifc = snap.interfaces[nh.iface];
+        m->l2_len = sizeof(rte_ether_hdr);
+        if (!dataplane::write_l2(m, ifc.vlan, ifc.mac.data(), mac->data())) {
+            rte_pktmbuf_free(m);
+            c.tx_failed.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        m->port = ifc.port_id;
+        // One worker per remote host, so that a connection's segments leave in order.
+        auto& w = *rt.workers[dst.hash() % rt.workers.size()];
+        if (rte_ring_sp_enqueue(w.kernel_in, m) != 0) {
+            rte_pktmbuf_free(m);
+            c.ring_full.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        c.from_kernel.fetch_add(1, std::memory_order_relaxed);
+    }
+    return n;
+}
+
+}  // namespace sbc::streams

@@ -3,7 +3,7 @@
 
 #include <array>
 
-namespace sbc::transport {
+namespace sbc::streams {
 
 namespace {
 struct names {
@@ -43,4 +43,4 @@ const char* reason_label(conn_reason r) noexcept
     return i < table.size() ? table[i].label : "unknown";
 }
 
-}  // namespace sbc::transport
+}  // namespace sbc::streams

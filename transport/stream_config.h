@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-namespace sbc::transport {
+namespace sbc::streams {
 
 enum class tls_version : uint8_t { v1_2, v1_3 };
 
@@ -76,4 +76,4 @@ const char* reason_text(conn_reason r) noexcept;
 /// The metric label ("refused", "name_mismatch", ...).
 const char* reason_label(conn_reason r) noexcept;
 
-}  // namespace sbc::transport
+}  // namespace sbc::streams
