@@ -15,6 +15,13 @@ namespace sbc::control {
 
 using namespace config_detail;
 
+namespace config_detail {
+// [streams], [tls] and the trunks' and regions' tls tables (config_tls.cc): after the trunks
+// and regions, whose transports say which of them need TLS.
+void read_streams(loader& l, const toml::table& t, streams::stream_settings& s);
+void read_tls(loader& l, const toml::node* tls, const toml::node* trunks, const toml::node* regions, config& cfg);
+}  // namespace config_detail
+
 namespace {
 
 void read_node(loader& l, const toml::table& t, node_config& n)
@@ -250,6 +257,8 @@ load_result parse_config(std::string_view text, std::string_view path)
         interfaces.remember(cfg.interfaces[i].name, i, cfg.interfaces[i].line);
     read_trunks(l, top.get("trunk"), interfaces, cfg.trunks, trunks);
     read_regions(l, top.get("region"), trunks, cfg.regions, regions);
+    read_tls(l, top.get("tls"), root.get("trunk"), root.get("region"), cfg);
+    if (auto t = section(l, top.get("streams"), "streams")) read_streams(l, *t, cfg.streams);
     read_peer_groups(l, top.get("peer_group"), regions, cfg.peer_groups, groups);
     read_routes(l, top.get("route"), groups, cfg.routes, cfg.default_route);
     if (auto t = section(l, top.get("retry"), "retry")) read_retry(l, *t, cfg.retry);

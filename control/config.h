@@ -5,7 +5,9 @@
 // choices are the enums the proxy and the relay run with (sip::selector, sip::match_field,
 // rtp::latching), and table sizes and their defaults come from common/limits.h, so that what
 // the file says reaches the dataplane without a translation. Only IPv4 runs today: the loader
-// refuses IPv6 addresses (docs/config.md), so every address here is IPv4.
+// refuses IPv6 addresses (docs/config.md), so every address here is IPv4. SIP over TCP and TLS
+// is set with the transport layer's own structs (transport/stream_config.h): `[tls]` and its
+// per-trunk and per-region overrides, and `[streams]` (control/config_tls.cc reads them).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include "common/limits.h"
 #include "rtp/media.h"
 #include "sip-fastpath/proxy_tables.h"
+#include "transport/stream_config.h"
 
 namespace sbc::control {
 
@@ -65,14 +68,31 @@ struct arp_config {
     unsigned retries = 3;                        ///< then give up until traffic asks again
 };
 
-/// One `[[trunk]]`: a local SIP address (an interface's address and a UDP port) and the
-/// source prefixes allowed to send on it.
+constexpr uint16_t default_sip_port = 5060;
+constexpr uint16_t default_sips_port = 5061;  ///< RFC 3261 §26.2: SIP over TLS
+
+/// One `[[trunk]]`: a local SIP address (an interface's address and a port per transport) and
+/// the source prefixes allowed to send on it.
 struct trunk_config {
     std::string name;
     std::string interface;             ///< name of an [[interface]]
-    uint16_t port = 5060;              ///< local UDP port; unique per interface
+    uint16_t port = default_sip_port;  ///< local UDP port; (interface, transport, port) unique across trunks
+    std::vector<transport> transports{transport::udp};  ///< what it listens with: each once, at least one, file order
+    uint16_t tcp_port = default_sip_port;   ///< local TCP port; not in the file: `port`
+    uint16_t tls_port = default_sips_port;  ///< local TLS port
+    std::string fqdn;                  ///< DNS name the SBC presents on this trunk; "": its address
+    /// `[tls]` with the trunk's own `tls` table over it (server side); set only when
+    /// `transports` has "tls".
+    std::optional<streams::tls_settings> tls;
     std::vector<ip_prefix> allow;      ///< at least one, canonical; a plain address is a /32; "0.0.0.0/0" allows anyone
     int line = 0;
+
+    [[nodiscard]] bool takes(transport t) const
+    {
+        for (transport x : transports)
+            if (x == t) return true;
+        return false;
+    }
 };
 
 constexpr uint16_t default_peer_priority = 10;
@@ -86,6 +106,11 @@ struct peer_config {
     uint16_t priority = default_peer_priority;  ///< RFC 2782: lower first
     uint16_t weight = default_peer_weight;      ///< RFC 2782: share within a priority
     int line = 0;
+    // After `line`, so that peer_config{name, address, port, priority, weight, line} still reads.
+    transport proto = transport::udp;  ///< how calls reach it ("transport"; an SRV peer: its name's label)
+    /// TLS: the name its certificate must carry ("server_name"; an SRV peer: the target);
+    /// "": the certificate is checked against its IP address.
+    std::string server_name{};
 };
 
 enum class probe_mode : uint8_t { options, none };
@@ -93,11 +118,25 @@ enum class probe_mode : uint8_t { options, none };
 /// One `[[region]]`: peers given statically (`peers`) or by a DNS SRV name (`srv`), exactly one.
 struct region_config {
     std::string name;
-    std::string srv;                   ///< "_sip._udp.x": peers come from DNS (control/dns.h); "" when `peers` is given
+    std::string srv;                   ///< "_sip._udp.x", "_sip._tcp.x", "_sip._tls.x": peers come from DNS (control/dns.h); "" when `peers` is given
+    transport srv_proto = transport::udp;  ///< the transport `srv` names (its peers use it)
     std::vector<peer_config> peers;    ///< static list, in file order
     probe_mode probe = probe_mode::options;
     std::string trunk;                 ///< trunk calls to its peers leave from; "": chosen by address (docs/config.md)
+    std::string fqdn;                  ///< DNS name the SBC presents to its peers; "": the trunk's fqdn, else the address
+    /// `[tls]` with the region's own `tls` table over it (client side); set only when its peers
+    /// use TLS (an srv "_sip._tls." name, or a static peer with transport "tls").
+    std::optional<streams::tls_settings> tls;
     int line = 0;
+
+    /// Whether calls to its peers use TLS.
+    [[nodiscard]] bool uses_tls() const
+    {
+        if (!srv.empty()) return srv_proto == transport::tls;
+        for (const auto& p : peers)
+            if (p.proto == transport::tls) return true;
+        return false;
+    }
 };
 
 /// One `[[peer_group]]`: ordered regions (local first) and how a peer is chosen in a region.
@@ -190,6 +229,9 @@ struct config {
     dns_config dns;
     media_config_section media;
     self_config self;
+    /// `[tls]`: the defaults of every trunk's and region's TLS settings (line 0: no [tls]).
+    ::sbc::streams::tls_settings tls;
+    ::sbc::streams::stream_settings streams;  ///< `[streams]` (line 0: absent, all defaults)
 };
 
 /// A problem in the file: where it is and what is wrong with it.
@@ -223,5 +265,20 @@ struct host_port {
 /// Parses "host:port" with port 1..65535 and a non-empty host; nullopt otherwise.
 /// Used for node.management_http by the loader and by metrics_http.
 std::optional<host_port> parse_host_port(std::string_view s);
+
+/// Whether `s` is a DNS host name as the file may give one (a trunk's or region's `fqdn`, a
+/// peer's `server_name`): 1..253 characters, labels of 1..63 letters, digits and '-' (not first
+/// or last) separated by '.', no trailing dot.
+bool is_dns_name(std::string_view s);
+
+/// The transport an SRV name asks for by its second label: "_sip._udp.x" udp, "_sip._tcp.x"
+/// tcp, "_sip._tls.x" tls (case-insensitive); nullopt for anything else.
+std::optional<transport> srv_transport(std::string_view srv);
+
+/// The peer an SRV answer of region `rc` gives: one address of `target` with the record's
+/// port, priority and weight; its transport from the region's SRV name and, for TLS, the target
+/// as the name its certificate must carry (RFC 3263 §4: the host name, not the domain asked).
+peer_config srv_peer(const region_config& rc, const ip_address& address, uint16_t port, uint16_t priority,
+                     uint16_t weight, std::string_view target);
 
 }  // namespace sbc::control

@@ -1,6 +1,7 @@
 // Loads the [dns] section of sbc.toml: the servers that resolve `srv` regions and the refresh
-// policy. Control core only (also sbcctl and tests); see config.cc for how problems are
-// reported.
+// policy; and the DNS names the file holds (fqdn, server_name, an SRV name's transport) and
+// the peer an SRV answer gives (control/dns.cc). Control core only (also sbcctl and tests);
+// see config.cc for how problems are reported.
 #include "control/config_reader.h"
 
 namespace sbc::control::config_detail {
@@ -43,3 +44,50 @@ void read_dns(loader& l, const toml::table& t, dns_config& d)
 }
 
 }  // namespace sbc::control::config_detail
+
+namespace sbc::control {
+
+bool is_dns_name(std::string_view s)
+{
+    if (s.empty() || s.size() > 253) return false;
+    std::size_t label = 0;  // length of the label so far
+    char prev = '.';
+    for (char c : s) {
+        if (c == '.') {
+            if (label == 0 || prev == '-') return false;
+            label = 0;
+        } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
+            if (c == '-' && label == 0) return false;
+            if (++label > 63) return false;
+        } else {
+            return false;
+        }
+        prev = c;
+    }
+    return label != 0 && prev != '-';
+}
+
+std::optional<transport> srv_transport(std::string_view srv)
+{
+    constexpr std::string_view service = "_sip._";
+    if (srv.size() < service.size() + 5) return std::nullopt;  // "_sip._udp.x"
+    for (std::size_t i = 0; i < service.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(srv[i])) != service[i]) return std::nullopt;
+    const std::string_view proto = srv.substr(service.size(), 4);  // "udp."
+    if (proto[3] != '.') return std::nullopt;
+    return parse_transport(proto.substr(0, 3));
+}
+
+peer_config srv_peer(const region_config& rc, const ip_address& address, uint16_t port, uint16_t priority,
+                     uint16_t weight, std::string_view target)
+{
+    peer_config p{"", address, port, priority, weight, rc.line};
+    p.proto = rc.srv_proto;
+    if (p.proto == transport::tls) {
+        if (!target.empty() && target.back() == '.') target.remove_suffix(1);
+        p.server_name = std::string(target);
+    }
+    return p;
+}
+
+}  // namespace sbc::control

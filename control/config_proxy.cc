@@ -1,7 +1,11 @@
-// Loads the proxy sections of sbc.toml: [[trunk]], [[region]], [[peer_group]], [[route]],
-// [retry], [limits] and [health], checking every reference by name. Control core only (also
+// Loads the proxy sections of sbc.toml: [[trunk]] (with its transports and ports), [[region]]
+// (static peers with their transport, or an SRV name), [[peer_group]], [[route]], [retry],
+// [limits] and [health], checking every reference by name. The `tls` tables of trunks and
+// regions are read with [tls] (config_tls.cc). Control core only (also
 // sbcctl and tests); see config.cc for how problems are reported.
 #include "control/config_reader.h"
+
+#include <tuple>
 
 namespace sbc::control::config_detail {
 
@@ -29,6 +33,51 @@ std::optional<ip_prefix> parse_allow(std::string_view s, std::string& why)
     return p;
 }
 
+// `k` as a DNS host name (a trunk's or region's fqdn, a peer's server_name).
+void read_dns_name(loader& l, table_reader& r, std::string_view k, std::string& out)
+{
+    if (auto v = r.get_string(k, out); v && !is_dns_name(out))
+        l.error(line_of(*v), r.key(k),
+                "expected a DNS name (labels of letters, digits and '-' separated by '.', no trailing dot) such as "
+                "\"sbc1.example.net\", got " + quoted(out));
+}
+
+constexpr std::string_view transport_choices = "\"udp\", \"tcp\" or \"tls\"";
+
+// A trunk's `transports`: each of udp, tcp, tls at most once, at least one.
+void read_transports(loader& l, table_reader& r, std::vector<transport>& out)
+{
+    std::vector<std::string> names;
+    std::vector<const toml::node*> nodes;
+    const toml::node* n = r.get("transports");
+    r.get_string_array("transports", names, &nodes);
+    if (!n || !n->is_array()) return;
+    if (n->as_array()->empty()) {
+        l.error(line_of(*n), r.key("transports"), "expected at least one of " + std::string(transport_choices) +
+                                                      ", got an empty array");
+        return;
+    }
+    std::vector<transport> got;
+    bool ok = names.size() == n->as_array()->size();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::string ek = r.key("transports") + "[" + std::to_string(index_in(*n, nodes[i])) + "]";
+        const auto t = names[i] == "udp" ? std::optional{transport::udp}
+                       : names[i] == "tcp" ? std::optional{transport::tcp}
+                       : names[i] == "tls" ? std::optional{transport::tls}
+                                           : std::nullopt;
+        if (!t) {
+            l.error(line_of(*nodes[i]), ek, "expected " + std::string(transport_choices) + ", got " + quoted(names[i]));
+            ok = false;
+        } else if (std::find(got.begin(), got.end(), *t) != got.end()) {
+            l.error(line_of(*nodes[i]), ek, "expected each transport once, got " + quoted(names[i]) + " again");
+            ok = false;
+        } else {
+            got.push_back(*t);
+        }
+    }
+    if (ok) out = std::move(got);
+}
+
 void read_trunk(loader& l, const toml::table& t, const std::string& prefix, const name_index& interfaces,
                 trunk_config& tc)
 {
@@ -40,6 +89,12 @@ void read_trunk(loader& l, const toml::table& t, const std::string& prefix, cons
     read_name(l, r, tc.name);
     interfaces.reference(l, r, "interface", tc.interface);
     r.get_u16("port", tc.port, 1, 65535, "local UDP port");
+    read_transports(l, r, tc.transports);
+    tc.tcp_port = tc.port;
+    r.get_u16("tcp_port", tc.tcp_port, 1, 65535, "local TCP port");
+    r.get_u16("tls_port", tc.tls_port, 1, 65535, "local TLS port");
+    read_dns_name(l, r, "fqdn", tc.fqdn);
+    r.get("tls");  // read with [tls] (config_tls.cc), once every trunk's transports are known
     std::vector<std::string> allow;
     std::vector<const toml::node*> allow_nodes;
     const toml::node* an = r.get("allow");
@@ -67,7 +122,12 @@ void read_trunks(loader& l, const toml::node* n, const name_index& interfaces, s
 {
     const toml::array* arr = table_array(l, n, "trunk");
     if (!arr) return;
-    std::map<std::pair<std::string, uint16_t>, std::size_t> by_local;
+    // (interface, UDP or TCP, port) -> (trunk, transport): TCP and TLS listen on one port space.
+    struct listener {
+        std::size_t trunk;
+        transport proto;
+    };
+    std::map<std::tuple<std::string, bool, uint16_t>, listener> by_local;
     for (std::size_t i = 0; i < arr->size(); ++i) {
         const std::string prefix = "trunk[" + std::to_string(i) + "]";
         const toml::table& t = *arr->get(i)->as_table();
@@ -80,16 +140,26 @@ void read_trunks(loader& l, const toml::node* n, const name_index& interfaces, s
             l.error(tc.line, prefix,
                     "expected " + at_most(max_trunks, "[[trunk]] tables (each is counted on its own)") + ", got " +
                         std::to_string(arr->size()));
-        if (interfaces.find(tc.interface)) {
-            auto [it, fresh] = by_local.emplace(std::pair{tc.interface, tc.port}, i);
-            if (!fresh) {
-                const toml::node* pn = t.get("port");
-                l.error(pn ? line_of(*pn) : tc.line, prefix + ".port",
-                        "expected a port not used by another trunk on interface " + quoted(tc.interface) + "; trunk[" +
-                            std::to_string(it->second) + "] at line " + std::to_string(out[it->second].line) +
-                            " already listens on " + std::to_string(tc.port) +
-                            (pn ? "" : " (the default)"));
-            }
+        for (std::size_t k = 0; interfaces.find(tc.interface) && k < tc.transports.size(); ++k) {
+            const transport p = tc.transports[k];
+            const uint16_t port = p == transport::udp ? tc.port : p == transport::tcp ? tc.tcp_port : tc.tls_port;
+            const char* key = p == transport::udp ? "port" : p == transport::tcp ? "tcp_port" : "tls_port";
+            // tcp_port defaults to port: a clash there is one of `port`.
+            const toml::node* pn = t.get(key);
+            if (!pn && p == transport::tcp) pn = t.get("port"), key = pn ? "port" : key;
+            auto [it, fresh] = by_local.emplace(std::tuple{tc.interface, is_stream(p), port}, listener{i, p});
+            if (fresh) continue;
+            const std::string what = std::string(p == transport::udp ? "UDP" : "TCP") + " port " + std::to_string(port);
+            const listener& other = it->second;
+            const std::string owner =
+                other.trunk == i ? "this trunk's " + std::string(transport_param_name(other.proto))
+                                 : "trunk[" + std::to_string(other.trunk) + "] at line " +
+                                       std::to_string(out[other.trunk].line) + " (" +
+                                       std::string(transport_param_name(other.proto)) + ")";
+            l.error(pn ? line_of(*pn) : tc.line, prefix + "." + key,
+                    "expected a port not used by another listener on interface " + quoted(tc.interface) + "; " + owner +
+                        " already listens on " + what + (pn ? "" : " (the default)") +
+                        (is_stream(p) ? " (TCP and TLS share the TCP ports)" : ""));
         }
         out.push_back(std::move(tc));
     }
@@ -134,6 +204,19 @@ void read_peer(loader& l, const toml::table& t, const std::string& prefix, peer_
     }
     r.get_u16("priority", pc.priority, 0, 65535, "RFC 2782: lower first");
     r.get_u16("weight", pc.weight, 0, 65535, "RFC 2782: share within a priority");
+    if (auto v = r.get_string("transport", text)) {
+        if (text == "udp" || text == "tcp" || text == "tls")
+            pc.proto = *parse_transport(text);
+        else
+            l.error(line_of(*v), r.key("transport"), "expected " + std::string(transport_choices) + ", got " + quoted(text));
+    }
+    // RFC 3263 §4.2: without a port, TLS is 5061.
+    if (pc.proto == transport::tls && text.find(':') == std::string::npos && parse_peer_address(text))
+        pc.port = default_sips_port;
+    read_dns_name(l, r, "server_name", pc.server_name);
+    if (const toml::node* sn = t.get("server_name"); sn && pc.proto != transport::tls)
+        l.error(line_of(*sn), r.key("server_name"),
+                "expected only with transport = \"tls\" (it names what the peer's certificate must carry)");
     r.finish();
 }
 
@@ -149,12 +232,19 @@ void read_region(loader& l, const toml::table& t, const std::string& prefix, std
     read_name(l, r, rc.name);
     const toml::node* sn = r.get("srv");
     if (auto v = r.get_string("srv", rc.srv)) {
-        constexpr std::string_view srv_prefix = "_sip._udp.";
-        if (rc.srv.size() <= srv_prefix.size() || rc.srv.compare(0, srv_prefix.size(), srv_prefix) != 0)
+        // The domain after "_sip._xxx.", a fully qualified name's root dot aside.
+        std::string_view domain = rc.srv.size() > 10 ? std::string_view(rc.srv).substr(10) : std::string_view{};
+        if (!domain.empty() && domain.back() == '.') domain.remove_suffix(1);
+        const auto proto = srv_transport(rc.srv);
+        if (proto && is_dns_name(domain))
+            rc.srv_proto = *proto;
+        else
             l.error(line_of(*v), r.key("srv"),
-                    "expected a DNS SRV name \"_sip._udp.<domain>\" such as \"_sip._udp.pstn.example.net\", got " +
-                        quoted(rc.srv));
+                    "expected a DNS SRV name \"_sip._udp.<domain>\", \"_sip._tcp.<domain>\" or \"_sip._tls.<domain>\" "
+                    "such as \"_sip._udp.pstn.example.net\", got " + quoted(rc.srv));
     }
+    read_dns_name(l, r, "fqdn", rc.fqdn);
+    r.get("tls");  // read with [tls] (config_tls.cc)
     const toml::node* pn = r.get("peers");
     if (pn) {
         const toml::array* arr = pn->as_array();

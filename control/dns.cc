@@ -211,7 +211,8 @@ std::vector<learned_region> dns_regions::peers_for(const config& c) const
         if (rc.srv.empty()) continue;
         learned_region& lr = out[ri];
         if (const auto* peers = resolver_->peers(rc.srv))
-            for (const auto& p : *peers) lr.current.push_back(peer_config{"", ip_address::v4(p.address), p.port, p.priority, p.weight, rc.line});
+            for (const auto& p : *peers)
+                lr.current.push_back(srv_peer(rc, ip_address::v4(p.address), p.port, p.priority, p.weight, p.target));
         // What was published before and is gone from DNS now stays while it has calls.
         auto it = published_.find(rc.name);
         if (it == published_.end()) continue;

@@ -116,10 +116,14 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         tr.name = tc.name;
         tr.iface = static_cast<uint16_t>(iface);
         tr.address = interfaces[static_cast<std::size_t>(iface)].address.addr;
-        tr.port = tc.port;
+        // A port is 0 where the trunk does not take that transport (nothing listens).
+        tr.port = tc.takes(transport::udp) ? tc.port : 0;
+        tr.tcp_port = tc.takes(transport::tcp) ? tc.tcp_port : 0;
+        tr.tls_port = tc.takes(transport::tls) ? tc.tls_port : 0;
+        tr.fqdn = tc.fqdn;
         for (const auto& p : tc.allow) tr.allow.push_back(p.canonical());
         // Two interfaces may carry one address (VLANs); find_trunk must still be unambiguous.
-        if (const int other = t->find_trunk(tr.address, tr.port); other >= 0) {
+        if (const int other = tr.port == 0 ? -1 : t->find_trunk(tr.address, tr.port); other >= 0) {
             error = where(cfg, tc.line) + "trunk " + tc.name + ": " + to_string(tr.address) + ":" +
                     std::to_string(tr.port) + " is already trunk " + t->trunks[static_cast<std::size_t>(other)].name +
                     "'s address and port; give it another port";
@@ -148,6 +152,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         const int region_trunk = rc.trunk.empty() ? -1 : index_by_name(cfg.trunks, rc.trunk);
         sip::region reg;
         reg.name = rc.name;
+        reg.fqdn = rc.fqdn;
         // Retired peers follow the region's own, in the table (known addresses) but not in
         // reg.peers (never selected).
         const std::size_t selectable = order.size();
@@ -157,6 +162,8 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
             sip::peer p;
             p.address = pc.address;
             p.port = pc.port;
+            p.proto = pc.proto;
+            p.server_name = pc.server_name;
             p.name = pc.name.empty() ? peer_ids::key(rc.name, pc.address, pc.port) : pc.name;
             p.priority = pc.priority;
             p.weight = pc.weight;
