@@ -15,7 +15,7 @@
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct ssl_st SSL;
 
-namespace sbc::transport {
+namespace sbc::streams {
 
 enum class tls_role : uint8_t { client, server };
 
@@ -59,6 +59,7 @@ SSL* new_server_ssl(const tls_context& c, int fd);
 
 /// Why a handshake on `ssl` failed, after SSL_do_handshake returned `ret` (<= 0): from the
 /// verify result and OpenSSL's error queue (which it clears). `detail` gets OpenSSL's text.
+/// conn_reason::none when the handshake only waits for the socket (SSL_ERROR_WANT_READ/WRITE).
 conn_reason handshake_failure(SSL* ssl, int ret, std::string& detail);
 
 /// Server, after the handshake: whether the client's certificate carries `name` (DNS SAN, or
@@ -73,4 +74,4 @@ struct tls_session_info {
 };
 tls_session_info session_info(SSL* ssl);
 
-}  // namespace sbc::transport
+}  // namespace sbc::streams
