@@ -57,25 +57,9 @@ WATCHDOG=$!
 log() { printf 'selftest: %s\n' "$*" >&2; }
 
 # --- topology --------------------------------------------------------------------------
-NS_UAC="sbc-${TOPO_ID}-uac"; NS_KC="sbc-${TOPO_ID}-kc"; NS_KP="sbc-${TOPO_ID}-kp"
-UAC_ADDR=198.18.10.2; KC_UDP=198.18.10.1; KC_TLS=198.18.20.1; KP_ADDR=198.18.20.2; UAS_ADDR=198.18.20.3
-for ns in "$NS_UAC" "$NS_KC" "$NS_KP"; do
-  ip netns add "$ns"; TOPO_NAMESPACES+=("$ns")
-  ip -n "$ns" link set lo up
-  ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
-done
-# link NS_A IF_A CIDR_A NS_B IF_B CIDR_B...: a veth pair between two namespaces.
-link() {
-  local na=$1 ia=$2 ca=$3 nb=$4 ib=$5; shift 5
-  ip link add "$ia" netns "$na" type veth peer name "$ib" netns "$nb"
-  ip -n "$na" addr add "$ca" dev "$ia"
-  local c; for c in "$@"; do ip -n "$nb" addr add "$c" dev "$ib"; done
-  ip -n "$na" link set "$ia" up; ip -n "$nb" link set "$ib" up
-  ip netns exec "$na" ethtool -K "$ia" tx off >/dev/null 2>&1 || true
-  ip netns exec "$nb" ethtool -K "$ib" tx off >/dev/null 2>&1 || true
-}
-link "$NS_UAC" "t${TOPO_ID}ua" "$UAC_ADDR/24" "$NS_KC" "t${TOPO_ID}ka" "$KC_UDP/24"
-link "$NS_KC" "t${TOPO_ID}kb" "$KC_TLS/24" "$NS_KP" "t${TOPO_ID}pa" "$KP_ADDR/24" "$UAS_ADDR/24"
+ktls_topology
+NS_UAC=$KTLS_NS_UAC; NS_KC=$KTLS_NS_KC; NS_KP=$KTLS_NS_KP
+UAC_ADDR=$KTLS_UAC_ADDR; KC_UDP=$KTLS_KC_UDP; KC_TLS=$KTLS_KC_TLS; KP_ADDR=$KTLS_KP_ADDR; UAS_ADDR=$KTLS_UAS_ADDR
 
 # --- certificates ----------------------------------------------------------------------
 PKI=$DIR/pki

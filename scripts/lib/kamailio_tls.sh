@@ -28,6 +28,13 @@
 #   topo_cleanup too). They return non-zero with the log shown if Kamailio did not come up.
 #   KTLS_EXTRA_ARGS adds kamailio options (e.g. "-x fm -X fm").
 #
+#   ktls_topology              three namespaces joined by veths (addresses in 198.18.0.0/15),
+#                              recorded for topo_cleanup (put it in a trap):
+#       KTLS_NS_UAC  198.18.10.2 (KTLS_UAC_ADDR)   the SIPp UAC
+#       KTLS_NS_KC   198.18.10.1 (KTLS_KC_UDP)     the client Kamailio, UDP side
+#                    198.18.20.1 (KTLS_KC_TLS)     its TLS side
+#       KTLS_NS_KP   198.18.20.2 (KTLS_KP_ADDR)    the peer Kamailio (tls 5061, udp 5060)
+#                    198.18.20.3 (KTLS_UAS_ADDR)   the SIPp UAS
 #   ktls_stop PID              SIGTERM, then SIGKILL after 10 s; only a PID started here
 #   ktls_wait_listen NS PROTO ADDR PORT [TRIES]
 #                              until something listens (PROTO udp or tcp; TLS is tcp);
@@ -236,4 +243,32 @@ tls_probe() {
     printf '%s\n' "$out" >&2
     return 1
   fi
+}
+
+ktls_topology() {
+  KTLS_NS_UAC="sbc-${TOPO_ID}-uac"; KTLS_NS_KC="sbc-${TOPO_ID}-kc"; KTLS_NS_KP="sbc-${TOPO_ID}-kp"
+  KTLS_UAC_ADDR=198.18.10.2; KTLS_KC_UDP=198.18.10.1; KTLS_KC_TLS=198.18.20.1
+  KTLS_KP_ADDR=198.18.20.2; KTLS_UAS_ADDR=198.18.20.3
+  local ns
+  for ns in "$KTLS_NS_UAC" "$KTLS_NS_KC" "$KTLS_NS_KP"; do
+    ip netns add "$ns" || return 1
+    TOPO_NAMESPACES+=("$ns")
+    ip -n "$ns" link set lo up || return 1
+    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
+  done
+  ktls__link "$KTLS_NS_UAC" "t${TOPO_ID}ua" "$KTLS_UAC_ADDR/24" "$KTLS_NS_KC" "t${TOPO_ID}ka" "$KTLS_KC_UDP/24" &&
+  ktls__link "$KTLS_NS_KC" "t${TOPO_ID}kb" "$KTLS_KC_TLS/24" "$KTLS_NS_KP" "t${TOPO_ID}pa" "$KTLS_KP_ADDR/24" "$KTLS_UAS_ADDR/24" &&
+  ip netns exec "$KTLS_NS_UAC" sysctl -qw net.core.rmem_max=8388608 net.core.wmem_max=8388608 2>/dev/null || true
+}
+
+# ktls__link NS_A IF_A CIDR_A NS_B IF_B CIDR_B...: a veth pair between two namespaces (it
+# goes away with them); real UDP checksums from both ends (design.md, facts).
+ktls__link() {
+  local na=$1 ia=$2 ca=$3 nb=$4 ib=$5; shift 5
+  ip link add "$ia" netns "$na" type veth peer name "$ib" netns "$nb" || return 1
+  ip -n "$na" addr add "$ca" dev "$ia" || return 1
+  local c; for c in "$@"; do ip -n "$nb" addr add "$c" dev "$ib" || return 1; done
+  ip -n "$na" link set "$ia" up && ip -n "$nb" link set "$ib" up || return 1
+  ip netns exec "$na" ethtool -K "$ia" tx off >/dev/null 2>&1 || true
+  ip netns exec "$nb" ethtool -K "$ib" tx off >/dev/null 2>&1 || true
 }
