@@ -39,6 +39,9 @@
 #   ktls_wait_listen NS PROTO ADDR PORT [TRIES]
 #                              until something listens (PROTO udp or tcp; TLS is tcp);
 #                              TRIES x 0.05 s (default 200)
+#   ktls_cpu_seconds PID       "TOTAL USER SYSTEM" CPU seconds of PID and its descendants
+#                              (utime, stime of /proc/P/stat; Kamailio forks every worker
+#                              from its main process)
 #   ktls_tls_cfg FILE peer|client key=value...   the tls.cfg of a mode (the starts call it)
 #   tls_probe NS ADDR:PORT CA NAME [CERT KEY]
 #                              openssl s_client inside NS: succeeds only if the server's
@@ -256,8 +259,8 @@ ktls_topology() {
     ip -n "$ns" link set lo up || return 1
     ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
   done
-  ktls__link "$KTLS_NS_UAC" "t${TOPO_ID}ua" "$KTLS_UAC_ADDR/24" "$KTLS_NS_KC" "t${TOPO_ID}ka" "$KTLS_KC_UDP/24" &&
-  ktls__link "$KTLS_NS_KC" "t${TOPO_ID}kb" "$KTLS_KC_TLS/24" "$KTLS_NS_KP" "t${TOPO_ID}pa" "$KTLS_KP_ADDR/24" "$KTLS_UAS_ADDR/24" &&
+  ktls__link "$KTLS_NS_UAC" "t${TOPO_ID}ua" "$KTLS_UAC_ADDR/24" "$KTLS_NS_KC" "t${TOPO_ID}ka" "$KTLS_KC_UDP/24" || return 1
+  ktls__link "$KTLS_NS_KC" "t${TOPO_ID}kb" "$KTLS_KC_TLS/24" "$KTLS_NS_KP" "t${TOPO_ID}pa" "$KTLS_KP_ADDR/24" "$KTLS_UAS_ADDR/24" || return 1
   ip netns exec "$KTLS_NS_UAC" sysctl -qw net.core.rmem_max=8388608 net.core.wmem_max=8388608 2>/dev/null || true
 }
 
@@ -271,4 +274,24 @@ ktls__link() {
   ip -n "$na" link set "$ia" up && ip -n "$nb" link set "$ib" up || return 1
   ip netns exec "$na" ethtool -K "$ia" tx off >/dev/null 2>&1 || true
   ip netns exec "$nb" ethtool -K "$ib" tx off >/dev/null 2>&1 || true
+}
+
+ktls_cpu_seconds() {
+  local root=$1 pids=() level=("$1") next p line hz
+  hz=$(getconf CLK_TCK)
+  for _ in 1 2 3 4; do
+    [ ${#level[@]} -gt 0 ] || break
+    pids+=("${level[@]}")
+    next=()
+    for p in "${level[@]}"; do
+      while read -r line; do [ -n "$line" ] && next+=("$line"); done < <(pgrep -P "$p" 2>/dev/null || true)
+    done
+    level=("${next[@]}")
+  done
+  for p in "${pids[@]}"; do
+    line=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+    # After the last ')' (comm may hold spaces): $12 utime, $13 stime, in clock ticks.
+    echo "${line##*) }"
+  done | awk -v hz="$hz" '{ u += $12; s += $13 } END { printf "%.3f %.3f %.3f\n", (u + s) / hz, u / hz, s / hz }'
+  [ -n "$root" ]
 }
