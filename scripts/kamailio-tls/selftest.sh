@@ -13,6 +13,7 @@
 # 198.18.20.2; the client verifies the chain, sends SNI peer.test and expects peer.test):
 #   1. TLS, server certificate only                     -> 20 of 20 calls succeed
 #   2. mutual TLS required by the peer, client cert      -> 20 of 20 calls succeed
+#      (on other ports: peer tls 5071 / udp 5070, the client's TLS socket 5063)
 #   3. mutual TLS required, the client presents none     -> 5 of 5 calls fail
 #   4. the peer presents a certificate for wrong.test    -> 20 of 20 calls fail
 #      (also: openssl s_client -verify_hostname refuses it, accepts the right one)
@@ -95,7 +96,7 @@ run_case() {
   uas=$SIPP_PID
   ktls_peer_start "$NS_KP" "$DIR/$name/peer" "$KP_ADDR" "sip:$UAS_ADDR:5060" "${popts[@]}" || { bad "$name: peer did not start"; sipp_stop "$uas"; return 0; }
   kp=$KTLS_PID
-  ktls_client_start "$NS_KC" "$DIR/$name/client" "$KC_UDP" "$KC_TLS" "$KP_ADDR:5061" "${copts[@]}" ||
+  ktls_client_start "$NS_KC" "$DIR/$name/client" "$KC_UDP" "$KC_TLS" "$KP_ADDR:${TARGET_PORT:-5061}" "${copts[@]}" ||
     { bad "$name: client did not start"; ktls_stop "$kp"; sipp_stop "$uas"; return 0; }
   kc=$KTLS_PID
   OK_CALLS=0; FAILED_CALLS=0
@@ -117,8 +118,11 @@ CLIENT_BASE=(ca="$PKI/ca.crt" verify=1 server_name=peer.test expect_name=peer.te
 run_case tls 20 20 all cert="$PKI/server.crt" key="$PKI/server.key" -- \
   "${CLIENT_BASE[@]}" listen_cert="$PKI/client.crt" listen_key="$PKI/client.key"
 
-run_case mtls 20 20 all cert="$PKI/server.crt" key="$PKI/server.key" ca="$PKI/ca.crt" mtls=1 -- \
-  "${CLIENT_BASE[@]}" cert="$PKI/client.crt" key="$PKI/client.key"
+# (also other ports: the peer on tls 5071 / udp 5070, the client's own TLS socket on 5063)
+TARGET_PORT=5071
+run_case mtls 20 20 all cert="$PKI/server.crt" key="$PKI/server.key" ca="$PKI/ca.crt" mtls=1 tls_port=5071 udp_port=5070 -- \
+  "${CLIENT_BASE[@]}" cert="$PKI/client.crt" key="$PKI/client.key" tls_port=5063
+TARGET_PORT=5061
 
 run_case mtls_nocert 5 10 none cert="$PKI/server.crt" key="$PKI/server.key" ca="$PKI/ca.crt" mtls=1 -- \
   "${CLIENT_BASE[@]}" listen_cert="$PKI/client.crt" listen_key="$PKI/client.key"

@@ -9,11 +9,13 @@
 #           TLS_ADDR) to TARGET; client certificate, SNI and server checks are options.
 #
 #   ktls_peer_start NS DIR ADDR UAS_URI cert=F key=F [ca=F] [mtls=0|1|optional] [cpu=N] [debug=1]
+#       [tls_port=5061] [udp_port=5060]
 #       mtls=1: the client must present a certificate that verifies against ca= (required
 #       then); optional: asked for, verified when presented. Listens on ADDR:5061/tls and
 #       ADDR:5060/udp. UAS_URI: "sip:IP:PORT".
 #   ktls_client_start NS DIR UDP_ADDR TLS_ADDR TARGET [ca=F] [verify=1|0] [cert=F key=F]
 #       [listen_cert=F listen_key=F] [server_name=NAME] [expect_name=NAME] [fr_ms=N] [cpu=N] [debug=1]
+#       [udp_port=5060] [tls_port=5061]
 #       TARGET: "sip:IP:5061;transport=tls" (or IP:PORT, made into that). verify=1 (default)
 #       checks the server's chain against ca= (required then); cert/key: the client
 #       certificate presented when the server asks (mutual TLS); listen_cert/listen_key: the
@@ -22,6 +24,7 @@
 #       expect_name: the server certificate must name it (DNS or IP subjectAltName), checked
 #       on every reply after the handshake (Kamailio 5.6 does not check names in the
 #       handshake; see client.cfg). fr_ms: tm's no-response timer (default 2000).
+#       udp_port: where the UAC sends; tls_port: the port of its own TLS socket.
 #   Both write DIR/tls.cfg and DIR/kamailio.log (stderr, -E), run in the foreground (-DD)
 #   inside NS (ip netns exec) with -Y DIR/run -P DIR/run/kamailio.pid, -m 64 -M 8, wait
 #   (at most 10 s) until they listen, and set KTLS_PID to the main process (tracked for
@@ -202,10 +205,12 @@ ktls_peer_start() {
   ktls__opts "$@" || return 2
   mkdir -p "$dir" && dir=$(readlink -f "$dir")
   ktls_tls_cfg "$dir/tls.cfg" peer "$@" || return 1
-  local defs=(-A "LISTEN_ADDR=\"$addr\"" -A "UAS_URI=\"$uas\"" -A "TLS_CFG=\"$dir/tls.cfg\"")
+  local up=${KTLS_OPT[udp_port]:-5060} tp=${KTLS_OPT[tls_port]:-5061}
+  local defs=(-A "LISTEN_ADDR=\"$addr\"" -A "UAS_URI=\"$uas\"" -A "TLS_CFG=\"$dir/tls.cfg\""
+              -A "UDP_PORT=$up" -A "TLS_PORT=$tp")
   [ -z "${KTLS_OPT[debug]:-}" ] || defs+=(-A WITH_DEBUG)
   ktls__run "$ns" "$dir" "$KTLS_CFG_DIR/peer.cfg" "${KTLS_OPT[cpu]:-}" \
-    udp "$addr" 5060 tcp "$addr" 5061 -- "${defs[@]}"
+    udp "$addr" "$up" tcp "$addr" "$tp" -- "${defs[@]}"
 }
 
 ktls_client_start() {
@@ -220,7 +225,9 @@ ktls_client_start() {
   [ -z "${KTLS_OPT[server_name]:-}" ] || defs+=(-A "SERVER_NAME=\"${KTLS_OPT[server_name]}\"")
   [ -z "${KTLS_OPT[expect_name]:-}" ] || defs+=(-A "EXPECT_NAME=\"${KTLS_OPT[expect_name]}\"")
   [ -z "${KTLS_OPT[debug]:-}" ] || defs+=(-A WITH_DEBUG)
-  local udp=(udp "$uaddr" 5060) tls=(tcp "$taddr" 5061)
+  local up=${KTLS_OPT[udp_port]:-5060} tp=${KTLS_OPT[tls_port]:-5061}
+  defs+=(-A "UDP_PORT=$up" -A "TLS_PORT=$tp")
+  local udp=(udp "$uaddr" "$up") tls=(tcp "$taddr" "$tp")
   ktls__run "$ns" "$dir" "$KTLS_CFG_DIR/client.cfg" "${KTLS_OPT[cpu]:-}" "${udp[@]}" "${tls[@]}" -- "${defs[@]}"
 }
 
