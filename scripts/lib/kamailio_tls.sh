@@ -21,8 +21,8 @@
 #       certificate presented when the server asks (mutual TLS); listen_cert/listen_key: the
 #       certificate of the client's own TLS socket (Kamailio sends TLS only from a listening
 #       TLS socket; default cert/key; one of the two pairs is required). server_name: SNI.
-#       expect_name: the server certificate must name it (DNS or IP subjectAltName), checked
-#       on every reply after the handshake (Kamailio 5.6 does not check names in the
+#       expect_name: the server certificate must name it (its first DNS or first IP
+#       subjectAltName), checked on every reply after the handshake (Kamailio 5.6 does not check names in the
 #       handshake; see client.cfg). fr_ms: tm's no-response timer (default 2000).
 #       udp_port: where the UAC sends; tls_port: the port of its own TLS socket.
 #   Both write DIR/tls.cfg and DIR/kamailio.log (stderr, -E), run in the foreground (-DD)
