@@ -146,20 +146,21 @@ void read_trunks(loader& l, const toml::node* n, const name_index& interfaces, s
             const char* key = p == transport::udp ? "port" : p == transport::tcp ? "tcp_port" : "tls_port";
             // tcp_port defaults to port: a clash there is one of `port`.
             const toml::node* pn = t.get(key);
-            if (!pn && p == transport::tcp) pn = t.get("port"), key = pn ? "port" : key;
+            const bool tcp_is_port = !pn && p == transport::tcp && t.get("port");
+            if (tcp_is_port) pn = t.get("port"), key = "port";
             auto [it, fresh] = by_local.emplace(std::tuple{tc.interface, is_stream(p), port}, listener{i, p});
             if (fresh) continue;
-            const std::string what = std::string(p == transport::udp ? "UDP" : "TCP") + " port " + std::to_string(port);
             const listener& other = it->second;
             const std::string owner =
-                other.trunk == i ? "this trunk's " + std::string(transport_param_name(other.proto))
-                                 : "trunk[" + std::to_string(other.trunk) + "] at line " +
-                                       std::to_string(out[other.trunk].line) + " (" +
-                                       std::string(transport_param_name(other.proto)) + ")";
+                other.trunk == i ? "this trunk"
+                                 : "trunk[" + std::to_string(other.trunk) + "] at line " + std::to_string(out[other.trunk].line);
             l.error(pn ? line_of(*pn) : tc.line, prefix + "." + key,
-                    "expected a port not used by another listener on interface " + quoted(tc.interface) + "; " + owner +
-                        " already listens on " + what + (pn ? "" : " (the default)") +
-                        (is_stream(p) ? " (TCP and TLS share the TCP ports)" : ""));
+                    std::string("expected a ") + (is_stream(p) ? "TCP" : "UDP") +
+                        " port not used by another trunk on interface " + quoted(tc.interface) +
+                        (is_stream(p) ? " (TCP and TLS share the TCP ports)" : "") + "; " + owner +
+                        " already listens on " + std::to_string(port) + (pn ? "" : " (the default)") + " with " +
+                        std::string(transport_param_name(other.proto)) +
+                        (tcp_is_port ? " (tcp_port is port unless given)" : ""));
         }
         out.push_back(std::move(tc));
     }
@@ -204,6 +205,7 @@ void read_peer(loader& l, const toml::table& t, const std::string& prefix, peer_
     }
     r.get_u16("priority", pc.priority, 0, 65535, "RFC 2782: lower first");
     r.get_u16("weight", pc.weight, 0, 65535, "RFC 2782: share within a priority");
+    const std::string address_text = text;
     if (auto v = r.get_string("transport", text)) {
         if (text == "udp" || text == "tcp" || text == "tls")
             pc.proto = *parse_transport(text);
@@ -211,7 +213,7 @@ void read_peer(loader& l, const toml::table& t, const std::string& prefix, peer_
             l.error(line_of(*v), r.key("transport"), "expected " + std::string(transport_choices) + ", got " + quoted(text));
     }
     // RFC 3263 §4.2: without a port, TLS is 5061.
-    if (pc.proto == transport::tls && text.find(':') == std::string::npos && parse_peer_address(text))
+    if (pc.proto == transport::tls && address_text.find(':') == std::string::npos && parse_peer_address(address_text))
         pc.port = default_sips_port;
     read_dns_name(l, r, "server_name", pc.server_name);
     if (const toml::node* sn = t.get("server_name"); sn && pc.proto != transport::tls)

@@ -69,6 +69,13 @@ void read_tls_table(loader& l, const toml::table& t, bool server, tls_table& out
         r.get_string("client_name", s.client_name);
     }
     for (const auto& [k, v] : t) out.set.emplace(k.str());
+    if (s.min_version == tls_version::v1_3 && s.max_version == tls_version::v1_2) {
+        // Either may come from [tls]: name the one this table gave (max_version when both).
+        const char* k = out.set.count("max_version") ? "max_version" : "min_version";
+        const toml::node* n = t.get(k);
+        l.error(n ? line_of(*n) : out.line, r.key(k),
+                "expected min_version at most max_version, got min_version \"1.3\" and max_version \"1.2\"");
+    }
     r.finish();
 }
 
@@ -114,12 +121,8 @@ void check_merged(loader& l, seen_set& seen, verdict_cache& cache, const tls_tab
                   const std::string& what, int fallback_line)
 {
     const tls_settings& s = t.merged;
-    bool complete = true;
-    if (s.min_version == tls_version::v1_3 && s.max_version == tls_version::v1_2) {
-        auto [key, line] = owner_of(t, base, t.set.count("max_version") ? "max_version" : "min_version", fallback_line);
-        report(l, seen, line, key, "expected min_version at most max_version, got min_version \"1.3\" and max_version \"1.2\"");
-        complete = false;
-    }
+    // min_version above max_version was reported where the table was read.
+    bool complete = !(s.min_version == tls_version::v1_3 && s.max_version == tls_version::v1_2);
     if (role == tls_role::server) {
         for (std::string_view k : {"certificate", "private_key"}) {
             if (!(k == "certificate" ? s.certificate : s.private_key).empty()) continue;
