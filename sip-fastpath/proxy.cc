@@ -1,6 +1,7 @@
 // The proxy's tables, message dispatch, stateless and in-dialog routing, and timers.
 // Call setup (INVITE and its responses) is in proxy_call.cc. Worker only.
 #include <cstring>
+#include <optional>
 
 #include "sip-fastpath/proxy_ids.h"
 #include "sip-fastpath/proxy_internal.h"
@@ -15,30 +16,104 @@ namespace {
 
 constexpr auto counter_texts = SBC_LIST_TEXTS(proxy_counter, SBC_PROXY_COUNTERS);
 
+/// A sip/sips URI's port and transport: a `transport` parameter names the transport (a sips
+/// URI means TLS), the port defaults to 5060 (5061 for sips). False for a transport we do
+/// not speak (sctp, ws).
+bool uri_port_transport(std::string_view raw, const uri& u, uint16_t& port, transport& proto) noexcept
+{
+    bool found = false;
+    const std::string_view params = u.params.in(raw);
+    const std::string_view tp = params.empty() ? std::string_view{} : param_value(params, "transport", found);
+    const auto named = found ? parse_transport(tp) : std::optional<transport>{};
+    if (found && !named) return false;
+    const bool sips = u.scheme == uri_scheme::sips;
+    port = u.port != 0 ? u.port : static_cast<uint16_t>(sips ? 5061 : 5060);
+    proto = named ? *named : (sips ? transport::tls : transport::udp);
+    return true;
+}
+
+/// The address literal of a parsed URI's host; nullopt for a name.
+std::optional<ip_address> uri_address(std::string_view raw, const uri& u) noexcept
+{
+    // parse_uri classified the host already: a dotted quad goes straight to the IPv4 parser.
+    const std::string_view host = u.host.in(raw);
+    if (u.host_type == host_kind::ipv4) return parse_ipv4(host);
+    if (u.host_type == host_kind::ipv6 && host.size() > 2)
+        return parse_address(host.substr(1, host.size() - 2));  // without the brackets
+    return std::nullopt;
+}
+
 /// URI host, port and transport as an endpoint; false when the host is not an address
-/// literal (the fast path does no DNS). A `transport` parameter names the transport (a sips
-/// URI means TLS); the connection is left to the send step.
+/// literal (the fast path does no DNS). The connection is left to the send step.
 bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
 {
     uri u;
     if (!parse_uri(raw, uri_text, u)) return false;
-    // parse_uri classified the host already: a dotted quad goes straight to the IPv4 parser.
-    std::string_view host = u.host.in(raw);
-    std::optional<ip_address> ip;
-    if (u.host_type == host_kind::ipv4)
-        ip = parse_ipv4(host);
-    else if (u.host_type == host_kind::ipv6 && host.size() > 2)
-        ip = parse_address(host.substr(1, host.size() - 2));  // without the brackets
+    const std::optional<ip_address> ip = uri_address(raw, u);
     if (!ip) return false;
-    bool found = false;
-    const std::string_view params = u.params.in(raw);
-    const std::string_view tp = params.empty() ? std::string_view{} : param_value(params, "transport", found);
-    const auto proto = found ? parse_transport(tp) : std::optional<transport>{};
-    if (found && !proto) return false;  // a transport we do not speak (sctp, ws)
-    const bool sips = u.scheme == uri_scheme::sips;
-    ep = endpoint{*ip, u.port != 0 ? u.port : static_cast<uint16_t>(sips ? 5061 : 5060),
-                  proto ? *proto : (sips ? transport::tls : transport::udp), 0};
+    uint16_t port = 0;
+    transport proto = transport::udp;
+    if (!uri_port_transport(raw, u, port, proto)) return false;
+    ep = endpoint{*ip, port, proto, 0};
     return true;
+}
+
+bool same_name(std::string_view a, std::string_view b) noexcept
+{
+    if (a.size() != b.size() || a.empty()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return true;
+}
+
+/// Whether a Route URI is one of our Record-Routes (RFC 3261 16.4): ";lr" and our worker
+/// parameter, and a host and port of ours: the address and any port (any transport) of a
+/// trunk, or the FQDN of a trunk or of a region with a port of a trunk its peers use. `local`
+/// gets our endpoint it names (the trunk's address, the URI's port and transport): the last
+/// of our entries names the leg the request leaves on.
+bool our_route(const proxy_tables& t, std::string_view raw, span uri_text, endpoint& local) noexcept
+{
+    uri u;
+    if (!parse_uri(raw, uri_text, u) || (u.scheme != uri_scheme::sip && u.scheme != uri_scheme::sips)) return false;
+    const std::string_view params = u.params.in(raw);
+    bool found = false;
+    param_value(params, "lr", found);
+    if (!found) return false;
+    uint64_t worker = 0;
+    if (!get_hex(param_value(params, "w", found), worker) || !found) return false;
+    uint16_t port = 0;
+    transport proto = transport::udp;
+    if (!uri_port_transport(raw, u, port, proto)) return false;
+    if (const std::optional<ip_address> ip = uri_address(raw, u)) {
+        for (const trunk& tr : t.trunks)
+            if (tr.address == *ip && tr.has_port(port)) {
+                local = endpoint{tr.address, port, proto, 0};
+                return true;
+            }
+        return false;
+    }
+    const std::string_view host = u.host.in(raw);
+    for (const trunk& tr : t.trunks)
+        if (same_name(tr.fqdn, host) && tr.has_port(port)) {
+            local = endpoint{tr.address, port, proto, 0};
+            return true;
+        }
+    for (const region& r : t.regions) {
+        if (!same_name(r.fqdn, host)) continue;
+        for (uint32_t p : r.peers) {
+            if (p >= t.peers.size() || t.peers[p].trunk >= t.trunks.size()) continue;
+            const trunk& tr = t.trunks[t.peers[p].trunk];
+            if (tr.has_port(port)) {
+                local = endpoint{tr.address, port, proto, 0};
+                return true;
+            }
+        }
+    }
+    return false;
 }
 
 }  // namespace
@@ -242,44 +317,57 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
 bool proxy::forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox& out) noexcept
 {
     const message& m = *msg_;
-    name_addr top;
-    if (parse_name_addr(m.raw, m.headers[m.h_route].value, top, error::bad_route) != error::none) return false;
-    endpoint route_ep;
-    if (!uri_endpoint(m.raw, top.uri_text, route_ep) || !route_ep.same_place(a.local)) return false;
-    // Next hop: the next Route value, else the Request-URI.
+    // Our consecutive top Route entries all go (two when we record-routed twice, RFC 5658);
+    // the last one names our endpoint on the leg the request leaves on. The next hop is the
+    // Route after them, else the Request-URI.
+    constexpr unsigned max_ours = 4;  // what the editor pops at most
+    unsigned ours = 0;
+    endpoint via_local;
     endpoint next;
     bool have_next = false;
-    {
-        uint32_t pos = top.uri_text.end();
-        // Find a second Route element: in the same header after a comma, or the next Route header.
-        const header& h = m.headers[m.h_route];
-        const std::string_view rest = m.raw.substr(pos, h.value.end() - pos);
-        const std::size_t comma = rest.find(',');
-        span second_value{};
-        if (comma != std::string_view::npos) {
-            second_value = make_span(pos + comma + 1, h.value.end());
-        } else {
-            for (unsigned i = m.h_route + 1u; i < m.header_count; ++i)
-                if (m.headers[i].id == header_id::route) {
-                    second_value = m.headers[i].value;
-                    break;
-                }
-        }
-        if (second_value.len != 0) {
+    bool route_left = false;  // a Route after ours, which we can only use if it is an address
+    for (unsigned i = m.h_route; i < m.header_count && !route_left; ++i) {
+        if (m.headers[i].id != header_id::route) continue;
+        value_iter it(m.raw, m.headers[i].value);
+        span v;
+        error err = error::none;
+        while (it.next(v, err)) {
             name_addr na;
-            if (parse_name_addr(m.raw, second_value, na, error::bad_route) == error::none &&
-                uri_endpoint(m.raw, na.uri_text, next))
-                have_next = true;
+            const bool parsed = parse_name_addr(m.raw, v, na, error::bad_route) == error::none;
+            endpoint ep;
+            if (parsed && ours < max_ours && our_route(t, m.raw, na.uri_text, ep)) {
+                ++ours;
+                via_local = ep;
+                continue;
+            }
+            route_left = true;
+            have_next = parsed && uri_endpoint(m.raw, na.uri_text, next);
+            break;
+        }
+        if (err != error::none) route_left = true;
+    }
+    if (ours == 0) return false;
+    const uint64_t call = hash_bytes(m.call_id());
+    // Toward a caller that connected to us (TCP, TLS): on its connection, whatever its Contact
+    // or our Route say (RFC 3261 18.1.1, RFC 5626: it may not be reachable otherwise). Toward a
+    // peer the connection is left to the stream thread (connection 0: its persistent one to
+    // that peer, which also carried the INVITE): simplest, and right after a reconnect.
+    bool to_caller_conn = false;
+    if (const uint32_t d = dialogs_->find(call); d != none_slot) {
+        const dialog_table::entry& de = dialogs_->table.at(d);
+        if (is_stream(de.caller.proto) && !de.caller.same_place(a.src)) {
+            next = de.caller;
+            to_caller_conn = true;
         }
     }
-    if (!have_next && !uri_endpoint(m.raw, m.request_uri, next)) next = endpoint{};
+    if (!to_caller_conn && !have_next && (route_left || !uri_endpoint(m.raw, m.request_uri, next))) next = endpoint{};
     if (!next.addr.is_v4()) {  // the dataplane sends IPv4 only (for now)
         stats_->add(proxy_counter::rejected);
         respond(a, 404, "Not Found (next hop is not an IPv4 address)", out);
         return true;
     }
     stats_->add(proxy_counter::in_dialog);
-    if (m.req_method == method::bye) dialog_bye_seen(hash_bytes(m.call_id()), a.now_ms);
+    if (m.req_method == method::bye) dialog_bye_seen(call, a.now_ms);
     out_message* d = out.next();
     if (d == nullptr) {
         stats_->add(proxy_counter::outbox_full);
@@ -290,14 +378,14 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox&
     char branch[32];
     const std::size_t branch_len =
         write_stateless_branch(branch, upstream_key(m, a.src));
+    const endpoint local = leg_local(via_local, next);
     char via[max_via_size];
-    const std::size_t via_len = write_via(via, a.local, std::string_view(branch, branch_len), a.src);
+    const std::size_t via_len = write_via(via, local, std::string_view(branch, branch_len), a.src);
     edits e;
-    e.pop_route = true;
+    e.pop_routes = static_cast<uint8_t>(ours);
     e.decrement_max_forwards = true;
     e.push_via = std::string_view(via, via_len);  // RFC 3261 16.6 step 8, the ACK of a 2xx too
     // re-INVITE, UPDATE, the ACK of a late offer: from the caller it goes to leg B.
-    const uint64_t call = hash_bytes(m.call_id());
     const media_leg to = media_leg_of(call, a.src, &t) == media_leg::a ? media_leg::b : media_leg::a;
     if (!media_body(m, call, to, e)) {
         respond(a, 488, "Not Acceptable Here (no media ports)", out);
@@ -305,7 +393,7 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox&
     }
     const write_result r = edit(m, e, d->data);
     if (!r.ok()) return true;
-    out.commit(a.local, next, r.len);
+    out.commit(local, next, r.len);
     return true;
 }
 
@@ -342,7 +430,15 @@ bool proxy::relay_by_via(const sip_input& a, outbox& out) noexcept
     media_body(m, call, media_leg_of(call, dst), e);  // refused: the answer goes on unchanged
     const write_result r = edit(m, e, d->data);
     if (!r.ok()) return true;
-    out.commit(a.local, dst, r.len);
+    // From our endpoint on the leg it goes back on: the dialog knows both (a call whose legs
+    // differ in trunk or transport); else where it arrived.
+    endpoint from = a.local;
+    if (const uint32_t dl = dialogs_->find(call); dl != none_slot) {
+        const dialog_table::entry& de = dialogs_->table.at(dl);
+        const endpoint& leg = de.caller.same_place(dst) ? de.caller_local : de.callee_local;
+        if (leg.port != 0) from = leg;
+    }
+    out.commit(leg_local(from, dst), dst, r.len);
     stats_->add(proxy_counter::relayed_stateless);
     if (m.cseq_method == method::bye && m.status >= 200) dialog_end(hash_bytes(m.call_id()));
     return true;

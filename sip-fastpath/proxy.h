@@ -199,7 +199,7 @@ private:
                          outbox& out) noexcept;
     void next_attempt(const proxy_tables& t, const peer_health& h, uint32_t slot, failure_cause why, uint64_t now,
                       outbox& out) noexcept;
-    bool send_invite(uint32_t slot, outbox& out) noexcept;
+    bool send_invite(const proxy_tables& t, uint32_t slot, outbox& out) noexcept;
     void send_to_peer_simple(uint32_t slot, std::string_view method, std::string_view to_value, outbox& out) noexcept;
     void respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, uint64_t now,
                           outbox& out) noexcept;

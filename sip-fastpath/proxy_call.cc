@@ -1,6 +1,7 @@
 // Call setup in the proxy: a new INVITE (100 Trying, route, first peer), its attempts across
 // the peers of a region and then the next region, the responses to each attempt (relay,
 // retry, or give up with the best answer), CANCEL, and the timers of a setup. Worker only.
+#include <array>
 #include <cstring>
 
 #include "sip-fastpath/canary_match.h"
@@ -20,6 +21,51 @@ std::string_view user_of(std::string_view raw, span uri_text)
     uri u;
     if (!parse_uri(raw, uri_text, u)) return {};
     return u.user.in(raw);
+}
+
+/// Our endpoint toward peer `pe`: its trunk's, on its transport (trunk::leg_local: the UDP
+/// port number when the trunk does not listen on that transport); `fallback`'s address and
+/// port when the trunk is not in the tables.
+endpoint peer_local(const proxy_tables& t, const peer& pe, const endpoint& fallback) noexcept
+{
+    if (pe.trunk < t.trunks.size()) return t.trunks[pe.trunk].leg_local(pe.proto);
+    return endpoint{fallback.addr, fallback.port, pe.proto, 0};
+}
+
+/// Our Record-Route values for a call that came in at `up` on trunk `in` and leaves at
+/// `down` toward peer `pe` (null: not in the tables).
+struct record_routes {
+    std::array<char, max_record_route_size> top;     ///< the downstream (peer's) side
+    std::array<char, max_record_route_size> second;  ///< the upstream side, when doubled
+    std::size_t top_len = 0;
+    std::size_t second_len = 0;
+};
+
+std::size_t write_rr(std::span<char> out, const endpoint& local, std::string_view host, uint8_t worker) noexcept
+{
+    const std::size_t n = write_record_route(out, local, host, worker);
+    return n != 0 || host.empty() ? n : write_record_route(out, local, worker);  // an FQDN too long: the address
+}
+
+/// One Record-Route when both legs are the same endpoint of ours presenting the same name;
+/// otherwise two (RFC 5658 double record-routing): the top one names us on the downstream
+/// leg, the second on the upstream leg, each with its own host, port and transport, so that
+/// each side's route set reaches us on its own leg. A name that differs alone also doubles:
+/// the caller is not made to resolve the name we present to peers. Hosts: downstream the
+/// region's FQDN, else the peer trunk's, else the address; upstream the arrival trunk's FQDN,
+/// else the address.
+void write_record_routes(const proxy_tables& t, uint16_t in, const endpoint& up, const peer* pe,
+                         const endpoint& down, uint8_t worker, record_routes& rr) noexcept
+{
+    std::string_view down_host;
+    if (pe != nullptr) {
+        if (pe->region < t.regions.size()) down_host = t.regions[pe->region].fqdn;
+        if (down_host.empty() && pe->trunk < t.trunks.size()) down_host = t.trunks[pe->trunk].fqdn;
+    }
+    const std::string_view up_host = in < t.trunks.size() ? std::string_view(t.trunks[in].fqdn) : std::string_view{};
+    rr.top_len = write_rr(rr.top, down, down_host, worker);
+    rr.second_len = 0;
+    if (!up.same_place(down) || up_host != down_host) rr.second_len = write_rr(rr.second, up, up_host, worker);
 }
 
 }  // namespace
@@ -65,7 +111,7 @@ void proxy::forward_out_of_dialog(const proxy_tables& t, const peer_health& h, c
         char branch[32];
         char via[max_via_size];
         const endpoint to = t.peers[p].remote();
-        const endpoint local = leg_local(a.local, to);
+        const endpoint local = peer_local(t, t.peers[p], a.local);
         edits e;
         e.push_via = std::string_view(
             via, write_via(via, local, {branch, write_stateless_branch(branch, upstream_key(m, a.src))}, a.src));
@@ -142,6 +188,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
     }
     s.caller = a.src;
     s.local = a.local;
+    s.trunk = a.trunk;
     s.group = group;
     s.state = setup_state::calling;
     s.invite_len = static_cast<uint16_t>(m.raw.size());
@@ -153,7 +200,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
     first_attempt_ = false;
 }
 
-bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
+bool proxy::send_invite(const proxy_tables& t, uint32_t slot, outbox& out) noexcept
 {
     setup& s = setups_->at(slot);
     out_message* d = out.next();
@@ -170,17 +217,19 @@ bool proxy::send_invite(uint32_t slot, outbox& out) noexcept
     }
     char branch[branch_stateful_len];
     write_branch(branch, txn_id{worker_, slot, s.gen, static_cast<uint8_t>(s.attempt & 0xf)});
-    const endpoint local = leg_local(s.local, s.peer);
+    const endpoint local = s.out_local;
     char via[max_via_size];
     const std::size_t via_len = write_via(via, local, {branch, branch_stateful_len}, s.caller);
-    // Record-Route so that in-dialog requests come back through us, to this worker. One,
-    // for the peer's leg: both legs are UDP today; a call whose legs differ in transport
-    // needs two (RFC 5658), which comes with the stream transports.
-    char rr[max_record_route_size];
-    const std::size_t rr_len = write_record_route(rr, local, worker_);
+    // Record-Route so that in-dialog requests come back through us, to this worker: one, or
+    // two when the legs differ (write_record_routes). The peer is found again by address:
+    // a retransmission may run under a newer snapshot.
+    const uint32_t pi = t.find_peer(s.peer.addr, s.peer.port);
+    record_routes rr;
+    write_record_routes(t, s.trunk, s.local, pi != no_peer ? &t.peers[pi] : nullptr, local, worker_, rr);
     edits e;
     e.push_via = std::string_view(via, via_len);
-    e.record_route = std::string_view(rr, rr_len);
+    e.record_route = std::string_view(rr.top.data(), rr.top_len);
+    e.record_route_2 = std::string_view(rr.second.data(), rr.second_len);
     e.decrement_max_forwards = true;
     if (!media_body(*inv, s.callid_hash, media_leg::b, e)) return false;
     const write_result w = edit(*inv, e, d->data);
@@ -232,7 +281,8 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
         return;
     }
     const peer& pe = t.peers[p];
-    s.peer = pe.remote();
+    s.peer = pe.remote();  // connection 0: the stream thread's connection to the peer
+    s.out_local = peer_local(t, pe, s.local);
     s.peer_id = pe.id;
     s.tried[s.n_tried++] = pe.id;
     ++s.attempt;
@@ -240,11 +290,13 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
     bump(stats_->active_by_peer[pe.id], +1);
     bump(stats_->attempts_by_peer[pe.id], +1);
     s.rt_interval = timer_t1_ms;
-    s.t_retransmit = now + timer_t1_ms;
+    // Timer A only on UDP (RFC 3261 17.1.1.2): a stream delivers or loses the connection.
+    // Timer B and the no-response failover run on every transport.
+    s.t_retransmit = is_stream(s.peer.proto) ? 0 : now + timer_t1_ms;
     s.t_no_response = now + t.retry.no_response_ms;
     s.t_give_up = now + timer_b_ms;
     s.t_release = 0;
-    send_invite(slot, out);
+    send_invite(t, slot, out);
     arm(slot);
 }
 
@@ -270,7 +322,7 @@ void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::strin
     if (inv.h_from == no_header || inv.h_to == no_header || inv.h_call_id == no_header) return;
     char branch[branch_stateful_len];
     write_branch(branch, txn_id{worker_, slot, s.gen, static_cast<uint8_t>(s.attempt & 0xf)});
-    const endpoint local = leg_local(s.local, s.peer);
+    const endpoint local = s.out_local;
     char via[max_via_size];
     const std::size_t via_len = write_via(via, local, {branch, branch_stateful_len}, s.caller);
     writer w(d->data);
@@ -325,7 +377,7 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
     s.state = setup_state::completed;
     s.t_no_response = s.t_give_up = 0;
     s.rt_interval = timer_t1_ms;
-    s.t_retransmit = s.final_len != 0 ? now + timer_t1_ms : 0;
+    s.t_retransmit = retransmits_final(s) ? now + timer_t1_ms : 0;
     s.t_release = now + final_wait_ack_ms;
     arm(slot);
 }
@@ -392,7 +444,12 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], -1);
         s.peer_id = no_peer;
         dialog_started(s.callid_hash, peer_id);
-        if (const uint32_t dl = dialogs_->find(s.callid_hash); dl != none_slot) dialogs_->table.at(dl).caller = s.caller;
+        if (const uint32_t dl = dialogs_->find(s.callid_hash); dl != none_slot) {
+            dialog_table::entry& de = dialogs_->table.at(dl);
+            de.caller = s.caller;  // with its connection: requests toward it reuse it
+            de.caller_local = s.local;
+            de.callee_local = s.out_local;
+        }
         media_dialog_started(slot);
         // Done: 2xx retransmissions are relayed statelessly (our Via names the caller), and
         // the caller stopped repeating its INVITE at our 100 Trying, so nothing needs the slot.
@@ -422,7 +479,7 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
     s.state = setup_state::completed;
     s.t_no_response = s.t_give_up = 0;
     s.rt_interval = timer_t1_ms;
-    s.t_retransmit = s.final_len != 0 ? a.now_ms + timer_t1_ms : 0;
+    s.t_retransmit = retransmits_final(s) ? a.now_ms + timer_t1_ms : 0;
     s.t_release = a.now_ms + final_wait_ack_ms;
     arm(slot);
 }
@@ -515,7 +572,7 @@ void proxy::fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uin
     }
     if (s.state == setup_state::calling && s.t_retransmit != 0 && now >= s.t_retransmit) {
         // Timer A: the INVITE again, doubling, until anything is heard.
-        if (send_invite(slot, out)) stats_->add(proxy_counter::retransmits_sent);
+        if (send_invite(t, slot, out)) stats_->add(proxy_counter::retransmits_sent);
         s.rt_interval *= 2;
         s.t_retransmit = now + s.rt_interval;
     }

@@ -85,6 +85,17 @@ struct appender {
         put_hex(tmp, v, digits);
         put({tmp, digits});
     }
+    /// A port in decimal.
+    void port(uint16_t v) noexcept
+    {
+        char tmp[5];
+        unsigned n = 0;
+        do {
+            tmp[4 - n++] = static_cast<char>('0' + v % 10);
+            v = static_cast<uint16_t>(v / 10);
+        } while (v != 0);
+        put({tmp + 5 - n, n});
+    }
     /// host:port as in a Via sent-by or a SIP URI (IPv6 in brackets).
     void host_port(const endpoint& e) noexcept
     {
@@ -154,9 +165,22 @@ bool read_via_source(std::string_view v, endpoint& src) noexcept
 
 std::size_t write_record_route(std::span<char> out, const endpoint& local, uint8_t worker) noexcept
 {
+    return write_record_route(out, local, {}, worker);
+}
+
+std::size_t write_record_route(std::span<char> out, const endpoint& local, std::string_view host,
+                               uint8_t worker) noexcept
+{
+    if (host.size() > max_fqdn_size) return 0;
     appender a{out};
     a.put("<sip:");
-    a.host_port(local);
+    if (host.empty()) {
+        a.host_port(local);
+    } else {
+        a.put(host);
+        a.put(":");
+        a.port(local.port);
+    }
     if (local.proto != transport::udp) {
         a.put(";transport=");
         a.put(transport_param_name(local.proto));

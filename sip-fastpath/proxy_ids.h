@@ -40,8 +40,10 @@ bool get_hex(std::string_view s, uint64_t& v) noexcept;
 
 /// Longest Via value write_via writes (IPv6, stream transport, longest branch).
 constexpr std::size_t max_via_size = 176;
-/// Longest Record-Route value write_record_route writes.
-constexpr std::size_t max_record_route_size = 96;
+/// Longest host name the SBC presents (an FQDN, RFC 1035).
+constexpr std::size_t max_fqdn_size = 253;
+/// Longest Record-Route value write_record_route writes (an FQDN host at most max_fqdn_size).
+constexpr std::size_t max_record_route_size = 96 + max_fqdn_size;
 
 /// Our Via for a request that `src` sent and we forward from `local`, with `branch`:
 /// "SIP/2.0/UDP 198.18.0.1:5060;branch=...;sbc-src=..." — the sent-protocol is the transport
@@ -58,6 +60,11 @@ bool read_via_source(std::string_view value, endpoint& src) noexcept;
 /// `worker`: "<sip:198.18.0.1:5060;lr;w=00>", with ";transport=tcp" or ";transport=tls" on a
 /// stream leg. Returns the length written, 0 when `out` is too small.
 std::size_t write_record_route(std::span<char> out, const endpoint& local, uint8_t worker) noexcept;
+/// The same with `host` (the FQDN the SBC presents on that leg) instead of local's address:
+/// "<sip:sbc.example.com:5061;transport=tls;lr;w=00>"; an empty `host` writes the address.
+/// 0 when `out` is too small or `host` is longer than max_fqdn_size.
+std::size_t write_record_route(std::span<char> out, const endpoint& local, std::string_view host,
+                               uint8_t worker) noexcept;
 
 /// The value of URI or header parameter `name` (lower case) in a ";a=b;c" list, or empty;
 /// `found` tells a present parameter without value from an absent one.

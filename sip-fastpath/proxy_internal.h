@@ -74,11 +74,20 @@ struct proxy::setup {
     uint64_t t_release = 0;
     uint64_t callid_hash = 0;
     uint64_t canary_mask = 0;  ///< canary slots the INVITE matched (peer_select.h)
-    endpoint caller;           ///< where responses go (the request's source)
-    endpoint local;            ///< our trunk address the call arrived on; we send from it
-    endpoint peer;             ///< the current attempt's peer
+    endpoint caller;           ///< where responses go: the request's source, with its connection
+    endpoint local;            ///< our endpoint the call arrived on; responses leave from it
+    endpoint peer;             ///< the current attempt's peer (connection 0: the stream thread's)
+    endpoint out_local;        ///< our endpoint toward it: its trunk, its transport
+    uint16_t trunk = 0;        ///< the trunk the call arrived on (its FQDN in our Record-Route)
     std::array<uint32_t, max_tried> tried{};
 };
+
+/// Whether our final response to the caller is repeated until its ACK (Timer G): on UDP only,
+/// a stream delivers it (RFC 3261 17.2.1).
+inline bool retransmits_final(const proxy::setup& s) noexcept
+{
+    return s.final_len != 0 && !is_stream(s.caller.proto);
+}
 
 struct proxy::setup_table : slot_table<setup> {
     using slot_table<setup>::slot_table;
@@ -90,7 +99,8 @@ struct proxy::media_dialog {
     enum field : uint8_t { call_id, from, to, a_target, b_target, count_ };
     endpoint a;        ///< the caller's signalling address
     endpoint b;        ///< the callee's (the peer that answered)
-    endpoint local;    ///< our trunk address the call went through
+    endpoint local;    ///< our endpoint on the caller's leg
+    endpoint b_local;  ///< our endpoint on the callee's leg
     uint32_t cseq = 0; ///< the INVITE's
     std::array<uint16_t, count_> off{};
     std::array<uint16_t, count_> len{};
@@ -104,7 +114,10 @@ struct proxy::media_dialog {
 struct proxy::dialog_table {
     struct entry {
         uint32_t peer_id = no_peer;
-        endpoint caller{};    ///< the caller's signalling address: tells leg A from leg B
+        endpoint caller{};    ///< the caller's signalling address: tells leg A from leg B; on a
+                              ///< stream, with the connection requests toward it reuse
+        endpoint caller_local{};  ///< our endpoint on the caller's leg (port 0: unknown)
+        endpoint callee_local{};  ///< our endpoint on the callee's leg
         bool ending = false;
     };
     explicit dialog_table(uint32_t n) : table(n), timers(n) {}

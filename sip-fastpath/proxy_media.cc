@@ -80,6 +80,7 @@ void proxy::media_dialog_started(uint32_t slot) noexcept
     md.a = s.caller;
     md.b = s.peer;
     md.local = s.local;
+    md.b_local = s.out_local;
     md.cseq = inv.cseq;
     md.valid = true;
 }
@@ -99,7 +100,7 @@ void proxy::media_bye(uint32_t d, bool to_a, outbox& out) noexcept
     const std::size_t branch_len = write_stateless_branch(branch, key);
     char via[max_via_size];
     const endpoint& target = to_a ? md.a : md.b;
-    const endpoint local = leg_local(md.local, target);
+    const endpoint local = leg_local(to_a ? md.local : md.b_local, target);
     const std::size_t via_len = write_via(via, local, {branch, branch_len}, target);
     writer w(dg->data);
     w.put("BYE ");

@@ -42,6 +42,20 @@ struct trunk {
         const uint16_t at = p == transport::udp ? port : p == transport::tcp ? tcp_port : tls_port;
         return endpoint{address, at, p, 0};
     }
+    /// Our endpoint on a leg of transport `p` from this trunk: local(p), or, when the trunk does
+    /// not listen on `p` (a TLS peer reached from a UDP-only trunk: our side of that connection
+    /// is a client), the UDP port with transport `p` (what Via and Record-Route then name).
+    [[nodiscard]] endpoint leg_local(transport p) const noexcept
+    {
+        endpoint e = local(p);
+        if (e.port == 0) e.port = port;
+        return e;
+    }
+    /// Whether `p` is one of its ports, whatever the transport (a Route naming us).
+    [[nodiscard]] bool has_port(uint16_t p) const noexcept
+    {
+        return p != 0 && (p == port || p == tcp_port || p == tls_port);
+    }
     [[nodiscard]] bool allows(const ip_address& ip) const noexcept
     {
         for (const auto& n : allow)

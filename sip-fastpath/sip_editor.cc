@@ -18,7 +18,7 @@ struct op {
   }
 };
 
-constexpr std::size_t max_ops = 12;
+constexpr std::size_t max_ops = 16;  // every edit once, and up to 4 Route values popped
 
 struct op_list {
   op ops[max_ops];
@@ -92,17 +92,28 @@ write_result edit(const message& m, const edits& e, std::span<char> out) noexcep
       ops.add(h.line.off, h.line.len);
     }
   }
-  if (e.pop_route && m.h_route != no_header) {
-    const header& h = m.headers[m.h_route];
-    value_iter it(raw, h.value);
-    span first;
-    span second;
-    error err = error::none;
-    if (!it.next(first, err)) return {error::bad_route, 0};
-    if (it.next(second, err)) {
-      ops.add(first.off, second.off - first.off);  // "<a>, <b>" -> "<b>"
-    } else {
-      ops.add(h.line.off, h.line.len);
+  if (unsigned k = e.pop_routes > 0 ? e.pop_routes : (e.pop_route ? 1u : 0u); k > 0 && m.h_route != no_header) {
+    // The first k values of the Route headers, in order: a header whose values all go is
+    // removed whole, a header that keeps some loses the span up to its first kept value.
+    for (unsigned i = m.h_route; i < m.header_count && k > 0; ++i) {
+      const header& h = m.headers[i];
+      if (h.id != header_id::route) continue;
+      value_iter it(raw, h.value);
+      span v;
+      error err = error::none;
+      if (!it.next(v, err)) return {error::bad_route, 0};
+      const uint32_t first = v.off;
+      bool kept = false;
+      while (k > 0) {
+        --k;
+        if (!it.next(v, err)) break;
+        if (k == 0) kept = true;
+      }
+      if (kept)
+        ops.add(first, v.off - first);  // "<a>, <b>" -> "<b>"
+      else
+        ops.add(h.line.off, h.line.len);
+      if (ops.n + 8 > max_ops) return {error::bad_route, 0};  // room for the edits after these
     }
   }
   if (!e.record_route.empty()) {
@@ -112,6 +123,12 @@ write_result edit(const message& m, const edits& e, std::span<char> out) noexcep
     o.piece[0] = "Record-Route: ";
     o.piece[1] = e.record_route;
     o.piece[2] = "\r\n";
+    if (!e.record_route_2.empty()) {
+      op& o2 = ops.add(at, 0);  // same offset: the stable sort keeps it below the first
+      o2.piece[0] = "Record-Route: ";
+      o2.piece[1] = e.record_route_2;
+      o2.piece[2] = "\r\n";
+    }
   }
   if (e.decrement_max_forwards && m.is_request()) {
     if (m.h_max_forwards != no_header) {

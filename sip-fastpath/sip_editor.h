@@ -18,8 +18,11 @@ namespace sbc::sip {
 struct edits {
   bool pop_via = false;                  // remove the top Via value (responses)
   bool pop_route = false;                // remove the top Route value (loose routing, 16.12)
+  uint8_t pop_routes = 0;                // remove this many top Route values, across Route
+                                         // headers (our doubled entries, RFC 5658); pop_route is 1
   std::string_view push_via;             // Via value to add on top, e.g. "SIP/2.0/UDP h;branch=z9hG4bK1"
   std::string_view record_route;         // Record-Route value to add on top, e.g. "<sip:h;lr>"
+  std::string_view record_route_2;       // a second Record-Route header right below it (RFC 5658)
   std::string_view request_uri;          // new Request-URI (requests)
   bool decrement_max_forwards = false;   // adds "Max-Forwards: 70" when absent (RFC 3261 16.6)
   bool replace_body = false;
