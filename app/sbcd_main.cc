@@ -11,6 +11,7 @@
 
 #include "control/config.h"
 #include "control/control_loop.h"
+#include "control/stream_service.h"
 #include "control/snapshot_build.h"
 #include "dataplane/rtp_stage.h"
 #include "dataplane/runtime.h"
@@ -142,6 +143,8 @@ int main(int argc, char** argv)
         po.mbufs_per_worker = cfg.dpdk.mbufs_per_worker;
         po.setups_per_worker = cfg.limits.transactions_per_worker;
         po.dialogs_per_worker = cfg.limits.dialogs_per_worker;
+        po.streams = sbc::control::stream_service::needed(cfg);
+        po.stream_message_bytes = cfg.streams.max_message_bytes;
         auto rt = sbc::dataplane::start_dataplane(devices, po, error);
         if (!rt) {
             std::fprintf(stderr, "sbcd: %s\n", error.c_str());

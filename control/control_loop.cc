@@ -128,6 +128,16 @@ bool control_loop::reload(std::string& error)
         error = c.path + ": these changes need a restart:" + restart;
         return false;
     }
+    if (stream_service::needed(c) && !streams_.running()) {
+        error = c.path + ": TCP/TLS trunks or regions need a restart of sbcd (it started without them)";
+        return false;
+    }
+    // New TLS contexts first (a bad certificate refuses the reload before anything changes);
+    // established connections keep the ones they were made with.
+    if (!streams_.reload(c, error)) {
+        error = c.path + ": " + error;
+        return false;
+    }
     if (!publish_config(c, error)) return false;
     cfg_ = c;
     return true;
@@ -213,6 +223,11 @@ bool control_loop::start(std::string& error)
             return false;
         }
     }
+    const std::string prefix = cfg_.dpdk.file_prefix.empty() ? "sbc-" + cfg_.node.name : cfg_.dpdk.file_prefix;
+    if (!streams_.start(cfg_, rt_, "sbcd-" + prefix, error)) return false;
+    if (streams_.running())
+        std::fprintf(stderr, "sbcd: TCP/TLS: stream thread running; kernel side in network namespace %s\n",
+                     streams_.namespace_name().c_str());
     return true;
 }
 
@@ -246,6 +261,18 @@ void control_loop::drain_events(uint64_t now)
             }
             case dataplane::event_kind::probe_reply:
                 prober_.on_reply(e, [this](uint32_t id) { return peer_name(id); });
+                break;
+            case dataplane::event_kind::peer_connection_failed: {
+                // A TCP/TLS peer's connection failed or was lost: the peer is down at once, with
+                // the reason (its calls in flight were already moved on by their workers).
+                const auto why = static_cast<streams::conn_reason>(e.code);
+                const std::string text = std::string("connection: ") + streams::reason_text(why);
+                std::fprintf(stderr, "sbcd: peer %s: %s\n", peer_name(e.peer_id).c_str(), text.c_str());
+                prober_.on_passive_down(e.peer_id, text, [this](uint32_t id) { return peer_name(id); });
+                break;
+            }
+            case dataplane::event_kind::peer_connection_up:
+                std::fprintf(stderr, "sbcd: peer %s: connection up\n", peer_name(e.peer_id).c_str());
                 break;
             }
         }

@@ -27,6 +27,7 @@
 #include "control/node_state.h"
 #include "control/passive_health.h"
 #include "control/probe_runner.h"
+#include "control/stream_service.h"
 #include "control/proxy_build.h"
 #include "control/stats.h"
 #include "dataplane/runtime.h"
@@ -55,6 +56,8 @@ public:
     /// config and the published tables, which a reload replaces, so the HTTP thread must not
     /// call it: it gets the text rendered from it (http_shared::metrics_text).
     [[nodiscard]] stats_report report() const;
+    /// Control core only: SIP over TCP/TLS (stream thread, certificates), for reports.
+    [[nodiscard]] const stream_service& streams() const noexcept { return streams_; }
 
 private:
     /// A control socket request: looks "cmd" up in the command table (control/commands.h) and
@@ -147,6 +150,9 @@ private:
     dns_publish_state dns_publish_;
     passive_health passive_;
     probe_runner prober_;  ///< OPTIONS probes and the probed peers' health
+    /// SIP over TCP/TLS: namespace, exception port, stream thread. Declared after everything
+    /// its thread reads, so that it stops first.
+    stream_service streams_;
     canary_registry canaries_;  ///< canary peers by name, kept across snapshots and reloads
     /// Each worker's longest loop gap (TSC cycles) over the last full second: run() reads and
     /// restarts the workers' windows once a second. Control core only.

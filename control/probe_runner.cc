@@ -93,9 +93,14 @@ void probe_runner::tick(uint64_t now_ms, const name_fn& name_of)
         if (p.trunk >= tables_->trunks.size()) continue;
         const sip::trunk& t = tables_->trunks[p.trunk];
         if (t.iface >= interfaces_.size()) continue;
-        const std::size_t len = write_probe_options(text, {t.local(), p.remote(), p.id, d.seq});
+        const std::size_t len = write_probe_options(text, {t.leg_local(p.proto), p.remote(), p.id, d.seq});
         if (len == 0) {  // cannot happen with 512 bytes; counted rather than sent empty
             ++send_failures_;
+            continue;
+        }
+        if (p.proto != transport::udp) {
+            // A TCP/TLS peer: over its persistent connection, through the stream thread.
+            if (!send_stream(rt_, t.leg_local(p.proto), p.remote(), p.id, {text.data(), len})) ++send_failures_;
             continue;
         }
         const dataplane::next_hop nh = dataplane::route_packet(interfaces_, t.address, p.address, t.iface);

@@ -1,6 +1,10 @@
 // Framing and injecting a UDP datagram from the control core (see probe_send.h). Control core only.
 #include "control/probe_send.h"
 
+#include <cstring>
+
+#include "dataplane/stream_ring.h"
+
 #include <rte_mbuf.h>
 
 #include "dataplane/udp_frame.h"
@@ -20,6 +24,31 @@ send_result send_udp(dataplane::dataplane_runtime& rt, const dataplane::interfac
     }
     m->port = ifc.port_id;
     return dataplane::inject_frame(rt, m) ? send_result::sent : send_result::ring_full;
+}
+
+bool send_stream(dataplane::dataplane_runtime& rt, const endpoint& src, const endpoint& dst, uint32_t peer_id,
+                 std::string_view payload)
+{
+    if (rt.control_out == nullptr || rt.stream_pool == nullptr) return false;
+    rte_mbuf* m = rte_pktmbuf_alloc(rt.stream_pool);
+    char* data = m != nullptr ? rte_pktmbuf_append(m, static_cast<uint16_t>(payload.size())) : nullptr;
+    if (data == nullptr) {
+        if (m != nullptr) rte_pktmbuf_free(m);
+        return false;
+    }
+    std::memcpy(data, payload.data(), payload.size());
+    dataplane::stream_send* h = dataplane::stream_send_of(m);
+    *h = dataplane::stream_send{};
+    h->src = src;
+    h->dst = dst;
+    h->len = static_cast<uint32_t>(payload.size());
+    h->peer_id = peer_id;
+    h->from_control = 1;
+    if (rte_ring_sp_enqueue(rt.control_out, m) != 0) {
+        rte_pktmbuf_free(m);
+        return false;
+    }
+    return true;
 }
 
 }  // namespace sbc::control

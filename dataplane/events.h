@@ -1,7 +1,8 @@
 // Rare events that workers push to the control core through one multi-producer rte_ring:
 // neighbours seen in ARP, next hops that need resolving, ICMP errors from peers, and the
 // proxy's verdicts on peers (failed, answered) for the control core's passive health, and
-// replies to the control core's OPTIONS probes.
+// replies to the control core's OPTIONS probes; and from the stream thread, peers' connections
+// failing or coming back.
 // Workers enqueue (never block: a full ring is counted and the event dropped); the control
 // core dequeues.
 #pragma once
@@ -23,6 +24,9 @@ enum class event_kind : uint8_t {
     peer_answered = 5,      ///< peer `peer_id` answered an attempt with final `code`
     probe_reply = 6,        ///< a reply `code` to our OPTIONS probe `probe_seq` of peer `peer_id`;
                             ///< code 0: ICMP unreachable about the probe
+    peer_connection_failed = 7,  ///< (stream thread) a TCP/TLS connection to peer `peer_id` failed
+                                 ///< or was lost; `code`: its streams::conn_reason
+    peer_connection_up = 8,      ///< (stream thread) a connection to peer `peer_id` is up again
 };
 
 /// One event. Plain data copied into the ring; addresses in the shared vocabulary.

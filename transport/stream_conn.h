@@ -1,0 +1,102 @@
+// One TCP or TLS connection of the stream thread and the table that holds them (ids that
+// name a slot and its generation, so that a stale id never reaches a new connection).
+// Stream thread only.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/address.h"
+#include "transport/stream_config.h"
+#include "transport/stream_framer.h"
+#include "transport/tls_context.h"
+
+namespace sbc::streams {
+
+enum class conn_state : uint8_t { free, connecting, handshaking, established };
+
+inline constexpr uint32_t no_owner_peer = 0xffffffff;
+/// INVITEs sent on a connection to a peer whose branches are kept, so that a lost connection
+/// fails those attempts over at once (as an ICMP unreachable does for UDP).
+inline constexpr std::size_t invite_memory = 64;
+inline constexpr std::size_t branch_bytes = 40;
+
+struct conn {
+    uint32_t id = 0;
+    conn_state state = conn_state::free;
+    bool outbound = false;
+    bool want_write = false;      ///< EPOLLOUT is armed
+    bool ping_outstanding = false;
+    int fd = -1;
+    SSL* ssl = nullptr;
+    std::shared_ptr<tls_context> tls;  ///< kept alive while the connection uses it
+    endpoint local;
+    endpoint remote;              ///< remote.conn == id
+    uint16_t trunk = 0;
+    uint32_t peer_id = no_owner_peer;
+    std::string server_name;
+    std::string out;              ///< bytes not yet written (in order)
+    std::unique_ptr<stream_framer> framer;
+    uint64_t opened_ms = 0, deadline_ms = 0, last_rx_ms = 0, partial_since_ms = 0, ping_ms = 0;
+    uint64_t msgs_in = 0, msgs_out = 0, bytes_in = 0, bytes_out = 0;
+    tls_session_info session;
+    struct invite {
+        uint8_t worker = 0;
+        uint8_t len = 0;
+        std::array<char, branch_bytes> branch{};
+    };
+    std::vector<invite> invites;  ///< ring of the last invite_memory INVITEs (outbound only)
+    std::size_t next_invite = 0;
+};
+
+/// Fixed table of connections; an id is (generation << 16) | (slot + 1), never 0.
+class conn_table {
+public:
+    explicit conn_table(uint32_t capacity) : slots_(capacity), gen_(capacity, 1)
+    {
+        for (uint32_t i = capacity; i-- > 0;) free_.push_back(i);
+    }
+    /// A free connection with a fresh id, or null when the table is full.
+    conn* open()
+    {
+        if (free_.empty()) return nullptr;
+        const uint32_t slot = free_.back();
+        free_.pop_back();
+        conn& c = slots_[slot];
+        c = conn{};
+        c.id = (static_cast<uint32_t>(gen_[slot]) << 16) | (slot + 1);
+        ++used_;
+        return &c;
+    }
+    void release(conn& c)
+    {
+        const uint32_t slot = (c.id & 0xffff) - 1;
+        ++gen_[slot];
+        if (gen_[slot] == 0) gen_[slot] = 1;
+        c = conn{};
+        free_.push_back(slot);
+        --used_;
+    }
+    /// The connection `id` names, or null when it is gone.
+    conn* find(uint32_t id)
+    {
+        const uint32_t slot = (id & 0xffff) - 1;
+        if ((id & 0xffff) == 0 || slot >= slots_.size()) return nullptr;
+        conn& c = slots_[slot];
+        return c.state != conn_state::free && c.id == id ? &c : nullptr;
+    }
+    [[nodiscard]] uint32_t slot_of(uint32_t id) const noexcept { return (id & 0xffff) - 1; }
+    [[nodiscard]] std::size_t used() const noexcept { return used_; }
+    std::vector<conn>& all() noexcept { return slots_; }
+
+private:
+    std::vector<conn> slots_;
+    std::vector<uint16_t> gen_;
+    std::vector<uint32_t> free_;
+    std::size_t used_ = 0;
+};
+
+}  // namespace sbc::streams

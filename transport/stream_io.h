@@ -1,0 +1,101 @@
+// The stream thread's state and its connection I/O (stream_io.cc): listening, accepting and
+// connecting, TLS handshakes, reading and framing, writing, closing, and what goes to the
+// workers and the control core on the way. The loop around it is stream_thread.cc.
+// Stream thread only (start() constructs it on the control core before the thread runs).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <sys/epoll.h>
+
+#include "dataplane/snapshot.h"
+#include "dataplane/stream_ring.h"
+#include "transport/stream_conn.h"
+#include "transport/stream_thread.h"
+
+namespace sbc::streams {
+
+struct listener {
+    int fd = -1;
+    endpoint local;
+    uint16_t trunk = 0;
+};
+
+/// A TCP/TLS peer of the snapshot and its persistent connections.
+struct peer_entry {
+    endpoint remote;
+    endpoint local;              ///< the trunk's leg endpoint (our address; Via's port)
+    uint16_t trunk = 0;
+    uint16_t region = 0;
+    std::string name;
+    std::string server_name;
+    std::vector<uint32_t> conns;
+    uint64_t backoff_ms = 0;     ///< 0 after a success
+    uint64_t next_try_ms = 0;
+    bool reported_down = false;  ///< the control core was told of a failure since the last success
+    std::string last_error;
+    std::size_t next_pick = 0;   ///< round robin over its established connections
+};
+
+struct stream_thread::impl {
+    impl(const stream_thread_options& o, stream_stats& stats, std::atomic<bool>& stop,
+         std::atomic<std::shared_ptr<const tls_set>>& tls, std::atomic<std::shared_ptr<const stream_report>>& report);
+    ~impl();
+    void run();
+
+    // stream_thread.cc
+    void reconcile(const dataplane::snapshot& snap);
+    void keep_peers_connected();
+    uint64_t backoff(peer_entry& e);
+    [[nodiscard]] std::shared_ptr<tls_context> client_context(uint16_t region) const;
+    [[nodiscard]] std::shared_ptr<tls_context> server_context(uint16_t trunk) const;
+    void run_timers(const dataplane::snapshot& snap);
+    void publish_report(const dataplane::snapshot& snap);
+
+    // stream_io.cc
+    void open_listener(const endpoint& local, uint16_t trunk);
+    void on_event(const dataplane::snapshot& snap, const epoll_event& ev);
+    void accept_on(const dataplane::snapshot& snap, listener& l);
+    conn* connect_to(const endpoint& remote, const endpoint& local, uint16_t trunk, const std::string& server_name,
+                     std::shared_ptr<tls_context> tls, uint32_t peer_id);
+    void on_connected(conn& c);
+    void handshake(conn& c);
+    void established(conn& c);
+    void read_from(conn& c);
+    void deliver(conn& c, std::string_view msg);
+    void send_bytes(conn& c, std::string_view bytes);
+    void flush(conn& c);
+    void watch(conn& c, bool want_write);
+    unsigned drain_sends(const dataplane::snapshot& snap);
+    void send_message(const dataplane::snapshot& snap, rte_mbuf* m);
+    conn* connection_for(const dataplane::stream_send& h);
+    void remember_invite(conn& c, std::string_view msg, uint8_t worker);
+    void close_conn(conn& c, conn_reason why, const std::string& detail);
+    void close_all();
+
+    stream_thread_options o_;
+    stream_stats& stats_;
+    std::atomic<bool>& stop_;
+    std::atomic<std::shared_ptr<const tls_set>>& tls_;
+    std::atomic<std::shared_ptr<const stream_report>>& report_;
+    int ep_ = -1;
+    uint64_t now_ms_ = 0;
+    uint64_t generation_ = ~0ull;
+    framer_buffers buffers_;
+    conn_table conns_;
+    std::vector<listener> listeners_;
+    std::map<uint32_t, peer_entry> peers_;           ///< by peer id
+    std::unordered_map<uint16_t, std::string> trunk_names_;
+    std::unordered_map<uint64_t, uint32_t> conns_by_source_;       ///< inbound connections per remote address
+    std::unordered_map<uint64_t, uint32_t> handshakes_by_source_;  ///< inbound handshakes this second
+    uint64_t handshake_window_ms_ = 0;
+    std::vector<std::string> problems_;
+};
+
+}  // namespace sbc::streams
