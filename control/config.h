@@ -109,7 +109,8 @@ struct peer_config {
     // After `line`, so that peer_config{name, address, port, priority, weight, line} still reads.
     transport proto = transport::udp;  ///< how calls reach it ("transport"; an SRV peer: its name's label)
     /// TLS: the name its certificate must carry ("server_name"; an SRV peer: the target);
-    /// "": the certificate is checked against its IP address.
+    /// "": the certificate is checked against its IP address (proxy_build puts the address in
+    /// sip::peer::server_name).
     std::string server_name{};
 };
 

@@ -164,6 +164,9 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
             p.port = pc.port;
             p.proto = pc.proto;
             p.server_name = pc.server_name;
+            // A TLS peer named by nothing else is checked by its address (an IP SAN): never
+            // "" here, which would check no name at all (streams::new_client_ssl).
+            if (p.proto == transport::tls && p.server_name.empty()) p.server_name = to_string(pc.address);
             p.name = pc.name.empty() ? peer_ids::key(rc.name, pc.address, pc.port) : pc.name;
             p.priority = pc.priority;
             p.weight = pc.weight;
