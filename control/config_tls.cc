@@ -69,7 +69,8 @@ void read_tls_table(loader& l, const toml::table& t, bool server, tls_table& out
         r.get_string("client_name", s.client_name);
     }
     for (const auto& [k, v] : t) out.set.emplace(k.str());
-    if (s.min_version == tls_version::v1_3 && s.max_version == tls_version::v1_2) {
+    if (s.min_version == tls_version::v1_3 && s.max_version == tls_version::v1_2 &&
+        (out.set.count("min_version") != 0 || out.set.count("max_version") != 0)) {
         // Either may come from [tls]: name the one this table gave (max_version when both).
         const char* k = out.set.count("max_version") ? "max_version" : "min_version";
         const toml::node* n = t.get(k);
@@ -116,7 +117,7 @@ void report(loader& l, seen_set& seen, int line, const std::string& key, const s
 }
 
 // What every merged settings must hold, then OpenSSL's word on the files. `what` names the
-// user ("trunk \"x\" (server side)"); `fallback_line` is its [[trunk]]/[[region]] header.
+// user (`trunk "x"`); `fallback_line` is the line of its [[trunk]] or [[region]] header.
 void check_merged(loader& l, seen_set& seen, verdict_cache& cache, const tls_table& t, const tls_table& base, tls_role role,
                   const std::string& what, int fallback_line)
 {

@@ -420,6 +420,14 @@ TEST_F(tls_files, good_files_are_accepted_and_each_user_gets_tls_merged_over_its
     EXPECT_EQ(c.tls.line, 17);
     EXPECT_EQ(c.tls.private_key, file("sbc.key"));
 
+    // The same override written as a [trunk.tls] table after its [[trunk]].
+    const config b = parsed(base + "transports = [\"tls\"]\n[trunk.tls]\nprivate_key = \"" + file("sbc.key") +
+                            "\"\n[tls]\ncertificate = \"" + file("sbc.pem") + "\"\n");
+    ASSERT_TRUE(b.trunks[0].tls);
+    EXPECT_EQ(b.trunks[0].tls->line, 10);
+    EXPECT_EQ(b.trunks[0].tls->private_key, file("sbc.key"));
+    EXPECT_EQ(b.trunks[0].tls->certificate, file("sbc.pem"));
+
     const config d = parsed(tls_config(good_tls()));
     ASSERT_TRUE(d.trunks[0].tls);
     EXPECT_EQ(d.trunks[0].tls->private_key, file("sbc.key"));
