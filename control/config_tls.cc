@@ -259,6 +259,19 @@ void read_tls(loader& l, const toml::node* tls_node, const toml::node* trunk_nod
         check_merged(l, seen, cache, own, base, tls_role::client, "region " + quoted(rc.name), rc.line);
         rc.tls = own.merged;
     }
+
+    // [tls] on its own is the client side toward anyone else reached over TLS (a UA by its
+    // Contact) once sbcd runs streams at all and [tls] can verify (control/stream_service.cc).
+    const bool streams_used =
+        std::any_of(cfg.trunks.begin(), cfg.trunks.end(),
+                    [](const trunk_config& t) { return t.takes(transport::tcp) || t.takes(transport::tls); }) ||
+        std::any_of(cfg.regions.begin(), cfg.regions.end(), [](const region_config& r) {
+            if (!r.srv.empty()) return r.srv_proto != transport::udp;
+            return std::any_of(r.peers.begin(), r.peers.end(),
+                               [](const peer_config& p) { return p.proto != transport::udp; });
+        });
+    if (base.line != 0 && streams_used && (!base.merged.ca_file.empty() || !base.merged.ca_path.empty()))
+        check_merged(l, seen, cache, base, base, tls_role::client, "[tls]", base.line);
 }
 
 }  // namespace sbc::control::config_detail

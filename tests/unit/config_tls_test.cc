@@ -479,6 +479,19 @@ TEST_F(tls_files, a_missing_ca_file_is_refused_with_the_systems_reason)
     EXPECT_NE(j.errors[0].message.find("no usable PEM CA certificate"), std::string::npos) << j.errors[0].to_string();
 }
 
+TEST_F(tls_files, tls_alone_is_checked_as_a_client_once_sbcd_runs_streams)
+{
+    // A TCP-only trunk: no TLS user, but [tls] with a CA is the client side toward UAs over TLS.
+    const std::string tcp = base + "transports = [\"udp\", \"tcp\"]\n[tls]\nca_file = \"" + file("junk.pem") + "\"\n";
+    auto r = parse_config(tcp, "tls.toml");
+    ASSERT_EQ(r.errors.size(), 1u) << r.errors.back().to_string();
+    EXPECT_EQ(r.errors[0].line, 10);
+    EXPECT_EQ(r.errors[0].key, "tls.ca_file");
+    EXPECT_NE(r.errors[0].message.find("no usable PEM CA certificate"), std::string::npos) << r.errors[0].to_string();
+    // UDP only: [tls] is not used, and its files are not opened.
+    EXPECT_TRUE(parse_config(base + "[tls]\nca_file = \"" + file("junk.pem") + "\"\n", "tls.toml").cfg);
+}
+
 TEST_F(tls_files, files_are_checked_again_at_each_load_so_a_reload_sees_a_file_that_went_bad)
 {
     const std::string cert = file("reload.pem");
