@@ -1,5 +1,5 @@
 // sbcctl: the operator's command line over sbcd's control socket (status, stats, top, calls, peers,
-// drain, peer, reload). sbcctl process only (main thread). The commands, their synopses and
+// drain, peer, reload, conns). sbcctl process only (main thread). The commands, their synopses and
 // help come from the one table in control/commands.h; this file has one function per command
 // (handlers[], indexed by command_id), which sends the requests and prints the answers.
 //
@@ -107,6 +107,11 @@ int cmd_calls(const options& o, std::span<const std::string> args)
 int cmd_peers(const options& o, std::span<const std::string> args)
 {
     return show(o, ctl::command_id::peers, args, ctl::render_peers_text);
+}
+
+int cmd_conns(const options& o, std::span<const std::string> args)
+{
+    return show(o, ctl::command_id::conns, args, ctl::render_conns_text);
 }
 
 double parse_positive(const std::string& flag, const std::string& value)
@@ -318,6 +323,7 @@ constexpr std::array<handler, ctl::command_count> handlers = [] {
     h[static_cast<std::size_t>(ctl::command_id::peer)] = cmd_peer;
     h[static_cast<std::size_t>(ctl::command_id::drain)] = cmd_drain;
     h[static_cast<std::size_t>(ctl::command_id::reload)] = cmd_reload;
+    h[static_cast<std::size_t>(ctl::command_id::conns)] = cmd_conns;
     h[static_cast<std::size_t>(ctl::command_id::help)] = cmd_help;
     return h;
 }();

@@ -48,6 +48,12 @@ constexpr std::array<command_info, command_count> table{{
      "a file with problems is refused with every problem listed and the running config stays "
      "(also on SIGHUP). Interfaces, workers and the control addresses need a restart",
      true, "nothing"},
+    {command_id::conns, "conns", none, "",
+     "SIP connections over TCP and TLS: each with its id, direction, transport, state, local and remote "
+     "address, owner (trunk or peer), TLS version, cipher and the other side's certificate subject, age, "
+     "messages and bytes each way; then each TCP/TLS peer's established connections and last error, and "
+     "the listeners that could not be opened",
+     true, "nothing"},
     {command_id::help, "help", ignored, "", "this text", false, "(sbcctl only)"},
 }};
 

@@ -1,11 +1,13 @@
 // The control socket's commands: dispatch by the command table (control/commands.h) and one
-// handler per command (peer canary|promote in control_canary.cc). Control core only (called
-// from control_socket::poll in run(), and for SIGHUP).
+// handler per command (peer canary|promote in control_canary.cc; conns reads the stream
+// thread's published report). Control core only (called from control_socket::poll in run(),
+// and for SIGHUP).
 #include <cstdio>
 #include <string>
 
 #include "control/control_loop.h"
 #include "control/media_collect.h"
+#include "transport/stream_thread.h"
 
 namespace sbc::control {
 
@@ -24,6 +26,7 @@ const std::array<control_loop::command_handler, command_count> control_loop::han
     h[index_of(command_id::peer)] = &control_loop::cmd_peer;
     h[index_of(command_id::drain)] = &control_loop::cmd_drain;
     h[index_of(command_id::reload)] = &control_loop::cmd_reload;
+    h[index_of(command_id::conns)] = &control_loop::cmd_conns;
     return h;
 }();
 
@@ -93,6 +96,44 @@ nlohmann::json control_loop::cmd_drain(const nlohmann::json& request)
     nlohmann::json j = to_json(report());
     j["ok"] = true;
     j["drain_timeout_s"] = timeout_s;
+    return j;
+}
+
+nlohmann::json control_loop::cmd_conns(const nlohmann::json&)
+{
+    // The stream thread's last report (at most half a second old); the control core only
+    // reads the immutable object it published.
+    nlohmann::json j{{"ok", true}, {"conns", nlohmann::json::array()}, {"peers", nlohmann::json::array()},
+                     {"problems", nlohmann::json::array()}};
+    if (!streams_.running()) {
+        j["note"] = "no TCP or TLS trunk or peer configured";
+        return j;
+    }
+    j["namespace"] = streams_.namespace_name();
+    const auto r = streams_.thread()->report();
+    if (!r) {
+        j["note"] = "the stream thread has not reported yet";
+        return j;
+    }
+    for (const auto& c : r->conns)
+        j["conns"].push_back({{"id", c.id},
+                              {"direction", c.outbound ? "out" : "in"},
+                              {"transport", std::string(transport_param_name(c.remote.proto))},
+                              {"state", c.state},
+                              {"local", to_string(c.local)},
+                              {"remote", to_string(c.remote)},
+                              {"owner", c.owner},
+                              {"tls_version", c.tls_version},
+                              {"cipher", c.cipher},
+                              {"peer_subject", c.peer_subject},
+                              {"age_s", static_cast<double>(c.age_ms) / 1000.0},
+                              {"msgs_in", c.msgs_in},
+                              {"msgs_out", c.msgs_out},
+                              {"bytes_in", c.bytes_in},
+                              {"bytes_out", c.bytes_out}});
+    for (const auto& p : r->peers)
+        j["peers"].push_back({{"id", p.peer_id}, {"name", p.name}, {"established", p.established}, {"last_error", p.last_error}});
+    for (const auto& p : r->problems) j["problems"].push_back(p);
     return j;
 }
 

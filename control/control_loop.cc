@@ -38,6 +38,36 @@ neighbour_policy policy_of(const config& c)
     return p;
 }
 
+// The stream thread's counters (relaxed loads: each counter stands alone, as it is written)
+// and the configured certificates, copied as plain data for /metrics.
+stream_metrics stream_metrics_of(const stream_service& svc)
+{
+    stream_metrics m;
+    if (!svc.running()) return m;
+    m.running = true;
+    const streams::stream_stats& st = svc.thread()->stats();
+    auto load = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+    for (std::size_t i = 0; i < m.open_by_state.size(); ++i) m.open_by_state[i] = load(st.open_by_state[i]);
+#define SBC_X(name, help) m.counters.push_back({#name, help, load(st.name)});
+    SBC_STREAM_COUNTERS(SBC_X)
+#undef SBC_X
+    for (std::size_t i = 1; i < streams::conn_reason_count; ++i) {  // from 1: `none` ends nothing
+        const auto r = static_cast<streams::conn_reason>(i);
+        m.closed.push_back({streams::reason_label(r), streams::reason_text(r), load(st.closed[i])});
+        m.handshakes_failed.push_back({streams::reason_label(r), streams::reason_text(r), load(st.handshakes_failed[i])});
+    }
+    const streams::pump_counters& p = st.pump;
+    m.pump = {{"to_kernel", "frames written to the kernel", load(p.to_kernel)},
+              {"from_kernel", "frames the kernel sent, passed to a worker", load(p.from_kernel)},
+              {"no_route", "kernel frames for no interface's reach", load(p.no_route)},
+              {"no_neighbour", "kernel frames for a next hop without MAC (ARP asked)", load(p.no_neighbour)},
+              {"not_ipv4", "kernel frames other than IPv4 (dropped)", load(p.not_ipv4)},
+              {"ring_full", "kernel frames lost on a full worker ring", load(p.ring_full)},
+              {"tx_failed", "frames the exception port did not take", load(p.tx_failed)}};
+    for (const auto& c : svc.certificates()) m.certificates.push_back({c.owner, c.file, c.not_after});
+    return m;
+}
+
 }  // namespace
 
 control_loop::control_loop(config cfg, dataplane::dataplane_runtime& rt)
@@ -323,6 +353,7 @@ stats_report control_loop::report() const
     r.dns = dns_.report(cfg_, now_ms());
     fill_sip(r);
     r.media = collect_media(rt_, false);
+    r.streams = stream_metrics_of(streams_);
     return r;
 }
 

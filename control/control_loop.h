@@ -72,6 +72,7 @@ private:
     nlohmann::json cmd_peer(const nlohmann::json& request);
     nlohmann::json cmd_drain(const nlohmann::json& request);
     nlohmann::json cmd_reload(const nlohmann::json& request);
+    nlohmann::json cmd_conns(const nlohmann::json& request);  ///< TCP/TLS connections (stream thread)
     void drain_events(uint64_t now_ms);
     void send_arp(uint16_t iface, const dataplane::arp_fields& f);
     [[nodiscard]] uint64_t now_ms() const;

@@ -9,8 +9,10 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 namespace sbc::control {
 
@@ -215,7 +217,94 @@ std::string to_prometheus(const stats_report& r)
     w.family("worker_max_loop_gap_seconds", "gauge",
              "Longest time between the starts of two loop iterations of the worker in the last full second: how long it was away from its queues (preempted, or stalled).");
     for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), wk.max_loop_gap_us / 1e6);
-    return w.str() + sip_prometheus(r.sip) + dns_prometheus(r.dns) + media_prometheus(r.media);
+    return w.str() + sip_prometheus(r.sip) + dns_prometheus(r.dns) + media_prometheus(r.media) +
+           stream_prometheus(r.streams);
+}
+
+std::string stream_prometheus(const stream_metrics& s)
+{
+    if (!s.running) return {};
+    // The stream thread's own help texts are phrases ("inbound connections accepted"); a HELP
+    // line reads as the others do, as a sentence.
+    auto sentence = [](std::string h) {
+        if (!h.empty() && h[0] >= 'a' && h[0] <= 'z') h[0] = static_cast<char>(h[0] - 'a' + 'A');
+        return h + ".";
+    };
+    auto value_of = [&](std::string_view name) -> uint64_t {
+        for (const auto& c : s.counters)
+            if (c.name == name) return c.value;
+        return 0;
+    };
+    prom_writer w;
+    static constexpr const char* states[] = {"connecting", "handshaking", "established"};
+    w.family("stream_connections", "gauge", "SIP connections over TCP and TLS open now, by state.");
+    for (std::size_t i = 0; i < s.open_by_state.size(); ++i) w.sample(prom_labels({{"state", states[i]}}), s.open_by_state[i]);
+
+    // One family per reason-labelled counter, as drops_total: the reasons explained in comments.
+    w.family("stream_closed_total", "counter", "TCP and TLS connections ended, by reason (explained in the comments below).");
+    for (const auto& c : s.closed) w.comment("reason=\"" + c.name + "\": " + c.help);
+    for (const auto& c : s.closed) w.sample(prom_labels({{"reason", c.name}}), c.value);
+    w.family("stream_handshakes_total", "counter",
+             "TLS handshakes completed (result=\"ok\") and failed (result=\"failed\", by reason as for sbc_stream_closed_total).");
+    w.sample(prom_labels({{"result", "ok"}}), value_of("handshakes_ok"));
+    for (const auto& c : s.handshakes_failed) w.sample(prom_labels({{"result", "failed"}, {"reason", c.name}}), c.value);
+    w.family("stream_bytes_total", "counter",
+             "Bytes received (in, after TLS) and sent (out, before TLS) on TCP and TLS connections.");
+    w.sample(prom_labels({{"direction", "in"}}), value_of("bytes_in"));
+    w.sample(prom_labels({{"direction", "out"}}), value_of("bytes_out"));
+    w.family("stream_messages_total", "counter", "SIP messages received (in) and sent (out) on TCP and TLS connections.");
+    w.sample(prom_labels({{"direction", "in"}}), value_of("msgs_in"));
+    w.sample(prom_labels({{"direction", "out"}}), value_of("msgs_out"));
+    static constexpr std::string_view labelled[] = {"handshakes_ok", "bytes_in", "bytes_out", "msgs_in", "msgs_out"};
+    for (const auto& c : s.counters)
+        if (std::find(std::begin(labelled), std::end(labelled), c.name) == std::end(labelled))
+            w.single("stream_" + c.name + "_total", "counter", sentence(c.help), c.value);
+    for (const auto& c : s.pump) w.single("exception_port_" + c.name + "_total", "counter", sentence(c.help), c.value);
+
+    if (!s.certificates.empty()) {
+        w.family("tls_certificate_expiry_seconds", "gauge",
+                 "When each configured TLS certificate expires (its notAfter), as a Unix time; alert on it minus time().");
+        for (const auto& c : s.certificates) w.sample(prom_labels({{"owner", c.owner}, {"file", c.file}}), c.not_after);
+    }
+    return w.str();
+}
+
+std::string render_conns_text(const json& j)
+{
+    std::string out;
+    if (const std::string ns = str(j, "namespace"); !ns.empty()) out += "namespace " + ns + "\n";
+    if (const std::string note = str(j, "note"); !note.empty()) return out + note + "\n";
+    auto dash = [](std::string v) { return v.empty() ? std::string("-") : v; };
+
+    const json& conns = arr(j, "conns");
+    out += "connections (" + std::to_string(conns.size()) + ")\n";
+    if (conns.empty()) {
+        out += "  none\n";
+    } else {
+        text_table ct({"ID", "DIR", "PROTO", "STATE", "LOCAL", "REMOTE", "OWNER", "TLS", "CIPHER", "SUBJECT", "AGE",
+                       "MSGS_IN", "MSGS_OUT", "BYTES_IN", "BYTES_OUT"});
+        for (const auto& c : conns)
+            ct.add({std::to_string(u64(c, "id")), str(c, "direction"), str(c, "transport"), str(c, "state"),
+                    str(c, "local"), str(c, "remote"), dash(str(c, "owner")), dash(str(c, "tls_version")),
+                    dash(str(c, "cipher")), dash(str(c, "peer_subject")), format_duration(num(c, "age_s")),
+                    std::to_string(u64(c, "msgs_in")), std::to_string(u64(c, "msgs_out")), bytes(u64(c, "bytes_in")),
+                    bytes(u64(c, "bytes_out"))});
+        out += ct.render();
+    }
+
+    const json& peers = arr(j, "peers");
+    if (!peers.empty()) {
+        out += "\npeers over TCP/TLS (" + std::to_string(peers.size()) + ")\n";
+        text_table pt({"PEER", "ESTABLISHED", "LAST ERROR"});
+        for (const auto& p : peers) pt.add({str(p, "name"), std::to_string(u64(p, "established")), dash(str(p, "last_error"))});
+        out += pt.render();
+    }
+    const json& problems = arr(j, "problems");
+    if (!problems.empty()) {
+        out += "\nproblems\n";
+        for (const auto& p : problems) out += "  " + (p.is_string() ? p.get<std::string>() : p.dump()) + "\n";
+    }
+    return out;
 }
 
 std::string render_status_text(const json& j)

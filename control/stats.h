@@ -5,6 +5,7 @@
 // render_*: sbcctl (pure functions over the JSON the daemon sent).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,6 +38,29 @@ struct worker_status {
     double max_loop_gap_us = 0;  ///< longest time between two loop iterations in the last full second
 };
 
+/// SIP over TCP and TLS, for /metrics: control_loop::report() copies the stream thread's
+/// counters and the configured certificates here, so that rendering never touches the thread.
+struct stream_metrics {
+    bool running = false;  ///< false: no stream thread (no TCP/TLS trunk or peer); nothing rendered
+    /// A named value with its meaning (the HELP line, or a comment line for a reason).
+    struct counter {
+        std::string name;
+        std::string help;
+        uint64_t value = 0;
+    };
+    std::array<uint64_t, 3> open_by_state{};  ///< connections open now: connecting, handshaking, established
+    std::vector<counter> counters;            ///< every SBC_STREAM_COUNTERS counter (transport/stream_thread.h)
+    std::vector<counter> closed;              ///< connections ended, by reason label
+    std::vector<counter> handshakes_failed;   ///< TLS handshakes failed, by reason label
+    std::vector<counter> pump;                ///< the exception port's pump counters
+    struct certificate {
+        std::string owner;  ///< "trunk NAME", "region NAME" or "tls"
+        std::string file;
+        int64_t not_after = 0;  ///< Unix time
+    };
+    std::vector<certificate> certificates;
+};
+
 struct stats_report {
     std::string node_name;
     std::string state;  ///< "running" | "draining" | "starting"
@@ -52,6 +76,7 @@ struct stats_report {
     sip_report sip;
     dns_report dns;  ///< srv regions (control/dns.h)
     media_report media;  ///< anchored media (control/media_stats.h)
+    stream_metrics streams;  ///< SIP over TCP/TLS (transport/stream_thread.h); /metrics only
 };
 
 /// The report as the control socket sends it; the shape is documented in docs/operations.md.
@@ -65,6 +90,17 @@ dataplane::counters_view counters_from_json(const nlohmann::json& j);
 /// Prometheus text exposition format 0.0.4 for /metrics: every metric prefixed `sbc_`,
 /// counters suffixed `_total`, per-worker series labelled worker="N".
 std::string to_prometheus(const stats_report& r);
+
+/// The SIP-over-TCP/TLS part of /metrics (included in to_prometheus; "" when not running):
+/// sbc_stream_connections{state}, sbc_stream_handshakes_total{result,reason},
+/// sbc_stream_closed_total{reason}, sbc_stream_bytes_total{direction},
+/// sbc_stream_messages_total{direction}, sbc_stream_<counter>_total,
+/// sbc_exception_port_<counter>_total, sbc_tls_certificate_expiry_seconds{owner,file}.
+std::string stream_prometheus(const stream_metrics& s);
+
+/// `sbcctl conns`: every TCP/TLS connection, then each TCP/TLS peer's connections and last
+/// error, then the listeners that failed (the JSON of the `conns` command).
+std::string render_conns_text(const nlohmann::json& answer);
 
 /// `sbcctl status`: node, state, uptime, interfaces (address, MAC, link, gateway resolved or
 /// not), workers and how busy they are.

@@ -178,6 +178,116 @@ TEST(stats, prometheus_escapes_quotes_in_label_values)
     EXPECT_NE(text.find(R"(node="a\"b\\c")"), std::string::npos);
 }
 
+// A report with streams running, as control_loop::report() copies them from the stream thread.
+stats_report report_with_streams()
+{
+    auto r = sample_report();
+    stream_metrics& s = r.streams;
+    s.running = true;
+    s.open_by_state = {1, 2, 5};
+    s.counters = {{"accepted", "inbound connections accepted", 40},
+                  {"handshakes_ok", "TLS handshakes completed", 30},
+                  {"msgs_in", "SIP messages received on streams", 700},
+                  {"msgs_out", "SIP messages sent on streams", 650},
+                  {"bytes_in", "bytes received on streams (after TLS)", 123456},
+                  {"bytes_out", "bytes sent on streams (before TLS)", 98765},
+                  {"output_overflow", "connections closed: too much unsent output", 2}};
+    s.closed = {{"refused", "connection refused", 3}, {"name_mismatch", "certificate name mismatch", 4}};
+    s.handshakes_failed = {{"refused", "connection refused", 0}, {"name_mismatch", "certificate name mismatch", 4}};
+    s.pump = {{"to_kernel", "frames written to the kernel", 900}, {"ring_full", "kernel frames lost on a full worker ring", 1}};
+    s.certificates = {{"trunk carrier", "/etc/sbc/carrier.pem", 1'767'225'600}, {"tls", "/etc/sbc/\"default\".pem", 1'800'000'000}};
+    return r;
+}
+
+TEST(stats, prometheus_text_has_stream_connections_handshakes_traffic_and_certificate_expiry)
+{
+    std::map<std::string, std::string> types;
+    const std::string text = to_prometheus(report_with_streams());
+    auto samples = parse_prometheus(text, types);
+    auto value_of = [&](const std::string& name, const std::string& labels) -> std::string {
+        for (const auto& s : samples)
+            if (s.name == name && s.labels == labels) return s.value;
+        return "absent";
+    };
+    EXPECT_EQ(value_of("sbc_stream_connections", R"({state="connecting"})"), "1");
+    EXPECT_EQ(value_of("sbc_stream_connections", R"({state="handshaking"})"), "2");
+    EXPECT_EQ(value_of("sbc_stream_connections", R"({state="established"})"), "5");
+    EXPECT_EQ(types["sbc_stream_connections"], "gauge");
+    EXPECT_EQ(value_of("sbc_stream_handshakes_total", R"({result="ok"})"), "30");
+    EXPECT_EQ(value_of("sbc_stream_handshakes_total", R"({result="failed",reason="name_mismatch"})"), "4");
+    EXPECT_EQ(value_of("sbc_stream_handshakes_total", R"({result="failed",reason="refused"})"), "0");
+    EXPECT_EQ(value_of("sbc_stream_closed_total", R"({reason="refused"})"), "3");
+    EXPECT_EQ(value_of("sbc_stream_bytes_total", R"({direction="in"})"), "123456");
+    EXPECT_EQ(value_of("sbc_stream_bytes_total", R"({direction="out"})"), "98765");
+    EXPECT_EQ(value_of("sbc_stream_messages_total", R"({direction="in"})"), "700");
+    EXPECT_EQ(value_of("sbc_stream_messages_total", R"({direction="out"})"), "650");
+    EXPECT_EQ(value_of("sbc_stream_accepted_total", ""), "40");
+    EXPECT_EQ(value_of("sbc_stream_output_overflow_total", ""), "2");
+    EXPECT_EQ(types.count("sbc_stream_bytes_in_total"), 0u) << "bytes go by direction, not as counters of their own";
+    EXPECT_EQ(types.count("sbc_stream_handshakes_ok_total"), 0u);
+    EXPECT_EQ(value_of("sbc_exception_port_to_kernel_total", ""), "900");
+    EXPECT_EQ(value_of("sbc_exception_port_ring_full_total", ""), "1");
+    EXPECT_EQ(value_of("sbc_tls_certificate_expiry_seconds", R"({owner="trunk carrier",file="/etc/sbc/carrier.pem"})"),
+              "1767225600");
+    EXPECT_EQ(value_of("sbc_tls_certificate_expiry_seconds", R"({owner="tls",file="/etc/sbc/\"default\".pem"})"),
+              "1800000000");
+    EXPECT_EQ(types["sbc_tls_certificate_expiry_seconds"], "gauge");
+    EXPECT_NE(text.find("# HELP sbc_stream_accepted_total Inbound connections accepted."), std::string::npos)
+        << "each counter keeps its help text";
+    EXPECT_NE(text.find("reason=\"name_mismatch\": certificate name mismatch"), std::string::npos)
+        << "each reason is explained";
+    std::set<std::string> series;
+    for (const auto& s : samples) EXPECT_TRUE(series.insert(s.name + s.labels).second) << "duplicate " << s.name << s.labels;
+    for (const auto& [name, type] : types) {
+        const bool ends_total = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
+        EXPECT_EQ(type == "counter", ends_total) << name << " is a " << type;
+    }
+}
+
+TEST(stats, prometheus_text_has_no_stream_metrics_when_no_stream_thread_runs)
+{
+    const std::string text = to_prometheus(sample_report());
+    EXPECT_EQ(text.find("sbc_stream_"), std::string::npos);
+    EXPECT_EQ(text.find("sbc_exception_port_"), std::string::npos);
+    EXPECT_EQ(text.find("sbc_tls_certificate_expiry_seconds"), std::string::npos);
+}
+
+TEST(stats, conns_text_lists_connections_then_peers_then_failed_listeners)
+{
+    const nlohmann::json answer = {
+        {"ok", true},
+        {"namespace", "sbcd-sbc"},
+        {"conns",
+         {{{"id", 7}, {"direction", "out"}, {"transport", "tls"}, {"state", "established"},
+           {"local", "198.18.0.1:40001"}, {"remote", "198.18.0.20:5061"}, {"owner", "peer carrier-a"},
+           {"tls_version", "TLSv1.3"}, {"cipher", "TLS_AES_256_GCM_SHA384"}, {"peer_subject", "CN=carrier-a.example"},
+           {"age_s", 3725.0}, {"msgs_in", 12}, {"msgs_out", 13}, {"bytes_in", 2048}, {"bytes_out", 100}},
+          {{"id", 8}, {"direction", "in"}, {"transport", "tcp"}, {"state", "connecting"},
+           {"local", "198.18.0.1:5060"}, {"remote", "198.18.0.30:33000"}, {"owner", "trunk core"},
+           {"tls_version", ""}, {"cipher", ""}, {"peer_subject", ""},
+           {"age_s", 1.5}, {"msgs_in", 0}, {"msgs_out", 0}, {"bytes_in", 0}, {"bytes_out", 0}}}},
+        {"peers", {{{"id", 3}, {"name", "carrier-b"}, {"established", 0}, {"last_error", "certificate name mismatch: CN=x"}}}},
+        {"problems", {"trunk access: TLS port 5061: address in use"}}};
+    const std::string text = render_conns_text(answer);
+    for (const char* expected : {"namespace sbcd-sbc", "ID", "DIR", "PROTO", "STATE", "LOCAL", "REMOTE", "OWNER", "TLS",
+                                 "CIPHER", "SUBJECT", "AGE", "MSGS_IN", "MSGS_OUT", "BYTES_IN", "BYTES_OUT",
+                                 "198.18.0.20:5061", "peer carrier-a", "TLSv1.3", "TLS_AES_256_GCM_SHA384",
+                                 "CN=carrier-a.example", "01:02:05", "2.0 KiB", "trunk core", "carrier-b",
+                                 "certificate name mismatch: CN=x", "address in use"})
+        EXPECT_NE(text.find(expected), std::string::npos) << "missing '" << expected << "' in\n" << text;
+    EXPECT_LT(text.find("198.18.0.20:5061"), text.find("carrier-b")) << "connections first, then peers\n" << text;
+    EXPECT_LT(text.find("carrier-b"), text.find("address in use")) << text;
+}
+
+TEST(stats, conns_text_says_why_nothing_is_listed)
+{
+    const std::string none = render_conns_text(
+        {{"ok", true}, {"conns", nlohmann::json::array()}, {"note", "no TCP or TLS trunk or peer configured"}});
+    EXPECT_EQ(none, "no TCP or TLS trunk or peer configured\n");
+    const std::string empty = render_conns_text({{"ok", true}, {"namespace", "sbcd-sbc"}, {"conns", nlohmann::json::array()}});
+    EXPECT_NE(empty.find("connections (0)\n  none"), std::string::npos) << empty;
+}
+
 TEST(stats, status_text_shows_interfaces_gateway_resolution_and_worker_load)
 {
     auto text = render_status_text(to_json(sample_report()));
