@@ -390,6 +390,8 @@ void control_loop::fill_sip(stats_report& r) const
     s.invites_by_route.push_back({"(none)", sum_by(&sip::proxy_stats::invites_by_route, sip::proxy_stats::max_counted)});
     s.probe_send_failures = prober_.send_failures();
     s.probe_late_replies = prober_.late_replies();
+    // TCP/TLS peers: the stream thread's word on their connections (null when none runs).
+    const auto conns = streams_.running() ? streams_.thread()->report() : nullptr;
     for (const auto& p : published_.tables->peers) {
         peer_report pr;
         pr.name = p.name;
@@ -414,6 +416,13 @@ void control_loop::fill_sip(stats_report& r) const
             pr.probes_sent = prober_.sent(p.id);
             pr.probes_failed = pv.probes_failed;
             pr.state_changes = pv.changes;
+        }
+        if (conns && pr.why.empty()) {
+            // A peer that is not probed is not taken down by a failed connection (only the
+            // probes' verdict is): say at least why it has none.
+            for (const auto& pc : conns->peers)
+                if (pc.peer_id == p.id && pc.established == 0 && !pc.last_error.empty())
+                    pr.why = "connection: " + pc.last_error;
         }
         if (word & (sip::peer_state::disabled | sip::peer_state::draining)) pr.why = "operator";
         if (const canary_entry* ce = canaries_.find(p.name)) {
