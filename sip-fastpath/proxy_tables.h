@@ -91,8 +91,8 @@ enum class selector : uint8_t { srv, round_robin, least_calls, hash_call_id };
 
 struct region {
     std::string name;
-    std::string fqdn;             ///< name the SBC presents to its peers; "": the trunk's fqdn, else the address
     std::vector<uint32_t> peers;  ///< indices into proxy_tables::peers, by priority then weight
+    std::string fqdn{};           ///< name the SBC presents to its peers; "": the trunk's fqdn, else the address
 };
 
 struct peer_group {
