@@ -297,8 +297,8 @@ void control_loop::drain_events(uint64_t now)
                 // the reason (its calls in flight were already moved on by their workers).
                 const auto why = static_cast<streams::conn_reason>(e.code);
                 const std::string text = std::string("connection: ") + streams::reason_text(why);
-                std::fprintf(stderr, "sbcd: peer %s: %s\n", peer_name(e.peer_id).c_str(), text.c_str());
-                prober_.on_passive_down(e.peer_id, text, [this](uint32_t id) { return peer_name(id); });
+                if (passive_.on_connection_failed(e.peer_id, text, peer_name(e.peer_id), now))
+                    prober_.on_passive_down(e.peer_id, text, [this](uint32_t id) { return peer_name(id); });
                 break;
             }
             case dataplane::event_kind::peer_connection_up:

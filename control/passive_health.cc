@@ -61,6 +61,24 @@ bool passive_health::on_event(const sip::peer_event& e, const std::string& name,
     return false;
 }
 
+bool passive_health::on_connection_failed(uint32_t id, const std::string& why, const std::string& name,
+                                          uint64_t now_ms)
+{
+    if (id >= state_.size()) return false;
+    peer_state& s = state_[id];
+    s.v.why = why;
+    if (s.probed) return true;
+    s.v.trial = false;
+    s.down_since = now_ms;
+    if (!s.v.down) {
+        s.v.down = true;
+        set_down(id, true);
+        ++s.v.changes;
+        log_("peer " + name + " down: " + why);
+    }
+    return false;
+}
+
 void passive_health::tick(uint64_t now_ms, const std::function<std::string(uint32_t)>& name_of)
 {
     for (uint32_t id = 0; id < state_.size(); ++id) {

@@ -45,6 +45,10 @@ public:
     /// A worker's report about a call attempt; `name` is for the log. True when a probed
     /// peer has just reached the threshold: the caller takes it down.
     bool on_event(const sip::peer_event& e, const std::string& name, uint64_t now_ms);
+    /// A TCP/TLS peer's connection failed or was lost (`why`): a peer not probed is down at
+    /// once (a trial after the retest interval, as for failed calls); true when it is probed,
+    /// so that the caller's probe state machine takes it down instead.
+    bool on_connection_failed(uint32_t id, const std::string& why, const std::string& name, uint64_t now_ms);
     /// Starts trials of peers that have been down long enough.
     void tick(uint64_t now_ms, const std::function<std::string(uint32_t)>& name_of);
 

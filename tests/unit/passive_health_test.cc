@@ -76,3 +76,21 @@ TEST_F(passive_fixture, operator_bits_are_left_alone)
     ph.tick(30'000, names);
     EXPECT_EQ(words->word[5].load(), sip::peer_state::draining);
 }
+
+TEST_F(passive_fixture, a_lost_connection_takes_an_unprobed_peer_down_at_once_with_its_reason)
+{
+    EXPECT_FALSE(ph.on_connection_failed(6, "connection: certificate name mismatch", "p6", 100));
+    EXPECT_FALSE(words->available(6)) << "one connection failure is enough, no threshold";
+    EXPECT_EQ(ph.of(6).why, "connection: certificate name mismatch");
+    ASSERT_EQ(log.size(), 1u);
+    EXPECT_NE(log[0].find("p6 down: connection: certificate name mismatch"), std::string::npos);
+    ph.tick(30'200, names);
+    EXPECT_TRUE(words->available(6)) << "a trial after the retest interval, as for failed calls";
+}
+
+TEST_F(passive_fixture, a_lost_connection_of_a_probed_peer_is_left_to_its_prober)
+{
+    ph.set_probed(7, true);
+    EXPECT_TRUE(ph.on_connection_failed(7, "connection: connection refused", "p7", 0));
+    EXPECT_TRUE(words->available(7)) << "the probe state machine owns a probed peer's down bit";
+}
