@@ -180,9 +180,12 @@ std::vector<packet_case> cases(const mac& ours)
                  ethernet(from_peer, ethertype_ipv4,
                           ipv4_packet({peer_ip, ipv4(198, 18, 0, 2), proto_icmp}, icmp_echo(8, 1, 1, echo_data))),
                  dp::drop_reason::ipv4_not_for_us, {}, {}});
-    t.push_back({"drops_ip_protocols_other_than_icmp_and_udp",
-                 ethernet(from_peer, ethertype_ipv4, ipv4_packet({peer_ip, our_ip, 6}, pattern(20))),
+    t.push_back({"drops_ip_protocols_other_than_icmp_udp_and_tcp",
+                 ethernet(from_peer, ethertype_ipv4, ipv4_packet({peer_ip, our_ip, 47}, pattern(20))),
                  dp::drop_reason::ipv4_protocol_unsupported, {}, {}});
+    t.push_back({"drops_tcp_while_no_trunk_or_peer_uses_a_stream",
+                 ethernet(from_peer, ethertype_ipv4, ipv4_packet({peer_ip, our_ip, 6}, pattern(20))),
+                 dp::drop_reason::tcp_no_streams, {}, {}});
 
     // Ethernet and VLAN
     t.push_back({"drops_frame_on_an_unknown_vlan",
