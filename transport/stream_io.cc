@@ -224,6 +224,10 @@ void stream_thread::impl::handshake(conn& c)
     const int ret = SSL_do_handshake(c.ssl);
     if (ret == 1) {
         if (!c.outbound && !c.tls->client_name.empty() && !client_name_ok(c.ssl, c.tls->client_name)) {
+            // A refused client name is a failed handshake to the operator, as a server name
+            // that OpenSSL refuses is (relaxed: a statistic, read on its own).
+            stats_.handshakes_failed[static_cast<std::size_t>(conn_reason::tls_name_mismatch)].fetch_add(
+                1, std::memory_order_relaxed);
             close_conn(c, conn_reason::tls_name_mismatch, "client certificate lacks " + c.tls->client_name);
             return;
         }
