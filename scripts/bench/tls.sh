@@ -261,7 +261,7 @@ hs_phase() {
   cpu=$(sub "$c0" "$c1")
   HS=$(awk -v a="$h0" -v b="$h1" -v s="$secs" 'BEGIN { printf "%.0f", (b - a) / s }')
   log "handshakes: $line"
-  log "handshakes: sbcd completed $((h1 - h0)) in ${secs} s = $HS/s; stream thread CPU ${cpu} s ($(awk -v c="$cpu" -v s="$(sub "$t0" "$t1")" 'BEGIN { printf "%.0f", 100 * c / s }') % of its CPU), worker busy $(sub "$w0" "$w1") s; per stream-thread CPU-second: $(awk -v a="$h0" -v b="$h1" -v c="$cpu" 'BEGIN { if (c > 0) printf "%.0f", (b - a) / c; else print "na" }')/s; ratio to ceiling: wall $(awk -v h="$HS" -v c="$CEILING" 'BEGIN { if (c > 0) printf "%.2f", h / c; else print "na" }'), per CPU-second $(awk -v a="$h0" -v b="$h1" -v c="$cpu" -v k="$CEILING" 'BEGIN { if (c > 0 && k > 0) printf "%.2f", (b - a) / c / k; else print "na" }')"
+  log "handshakes: sbcd completed $((h1 - h0)) in ${secs} s = $HS/s; stream thread CPU ${cpu} s ($(awk -v c="$cpu" -v s="$(sub "$t0" "$t1")" 'BEGIN { printf "%.0f", 100 * c / s }') % of its CPU), worker busy $(sub "$w0" "$w1") s; per stream-thread CPU-second: $(awk -v a="$h0" -v b="$h1" -v c="$cpu" 'BEGIN { if (c > 0) printf "%.0f", (b - a) / c; else print "na" }')/s; ratio to ceiling: wall $(awk -v h="$HS" -v c="$CEILING" 'BEGIN { if (c ~ /^[0-9.]+$/ && c > 0) printf "%.2f", h / c; else print "na" }'), per CPU-second $(awk -v a="$h0" -v b="$h1" -v c="$cpu" -v k="$CEILING" 'BEGIN { if (c > 0 && k ~ /^[0-9.]+$/ && k > 0) printf "%.2f", (b - a) / c / k; else print "na" }')"
   log "handshakes: failed in sbcd: $(curl -sf "http://$HTTP/metrics" | awk '/^sbc_stream_handshakes_total\{result="failed"/ { s += $NF } END { print s + 0 }'), refused: $(metric sbc_stream_refused_total)"
 }
 
