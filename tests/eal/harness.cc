@@ -29,7 +29,7 @@ bytes linear_bytes(const rte_mbuf* m)
     return b;
 }
 
-harness::harness(unsigned mbufs, unsigned workers)
+harness::harness(unsigned mbufs, unsigned workers, bool streams)
 {
     static unsigned seq = 0;
     name_ = "sbc_t" + std::to_string(seq++);
@@ -62,6 +62,9 @@ harness::harness(unsigned mbufs, unsigned workers)
     po.mbufs_per_worker = 4096;
     po.setups_per_worker = 1024;
     po.dialogs_per_worker = 1024;
+    po.streams = streams;
+    po.stream_mbufs = 511;
+    po.stream_message_bytes = 4096;
     auto rt = dp::start_dataplane({"net_ring_" + name_}, po, error_);
     if (rt == nullptr) return;
     std::memcpy(mac_.data(), rt->ports[0].mac.addr_bytes, 6);

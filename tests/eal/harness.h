@@ -64,7 +64,9 @@ class harness {
 public:
     /// Sets everything up; check ok() (and error()) before use. Each worker's SIP proxy gets
     /// small tables (1024 setups and dialogs).
-    explicit harness(unsigned mbufs = 2047, unsigned workers = 1);
+    /// `streams`: the dataplane gets its rings to and from a stream thread (dataplane/stream_ring.h),
+    /// which the test plays itself.
+    explicit harness(unsigned mbufs = 2047, unsigned workers = 1, bool streams = false);
     ~harness();
     harness(const harness&) = delete;
     harness& operator=(const harness&) = delete;
