@@ -48,6 +48,7 @@ sip_write_config() {
   sed -i '/^name = "carrier"$/a transports = ["udp", "tcp"]' "$1"
 }
 sip_up
+note "sbcd up (${SECONDS} s)"
 
 # tcp_uas ADDR DIR: a SIPp callee (uas.xml) over TCP on ADDR:5060, -trace_msg in DIR, 40 s bound.
 tcp_uas() {
@@ -90,7 +91,7 @@ v=$(top_vias "$DIR/peer-$TCP_PEER" '^INVITE ')
   { echo "$v" >&2; fail "the TCP callee did not see our TCP Via on all 5 INVITEs"; }
 [ "$(received "$DIR/peer-$TCP_PEER" '^BYE ')" -eq 5 ] || fail "the TCP callee received $(received "$DIR/peer-$TCP_PEER" '^BYE ') BYEs, expected 5"
 [ "$(received "$DIR/peer-$UDP_PEER" '^INVITE ')" -eq 0 ] || fail "a tcp* call reached the UDP callee"
-note "outbound TCP: 5 calls completed, callee saw Via SIP/2.0/TCP"
+note "outbound TCP: 5 calls completed, callee saw Via SIP/2.0/TCP (${SECONDS} s)"
 
 # --- inbound: TCP caller (one connection) -> sbcd -> UDP callee ---
 sipp_uac_start "$DIR/from-tcp" 10 5 40 uac.xml -s 1000 -d 5000 -trace_msg -t t1

@@ -13,6 +13,7 @@ sip_write_config() {
   sed -i '/^name = "carrier"$/a transports = ["udp", "tcp"]' "$1"
 }
 sip_up
+note "sbcd up (${SECONDS} s)"
 
 # closed_partial: the value of sbc_stream_closed_total{reason="partial_message"} (0 if absent).
 closed_partial() {
@@ -54,7 +55,7 @@ read -r how secs <<<"$stall"
 case "$how" in eof|reset) ;; *) fail "the stalled half message: expected its connection closed (eof/reset), got '$stall'";; esac
 awk -v s="$secs" 'BEGIN { exit !(s >= 0.8 && s <= 3.0) }' ||
   fail "the stalled connection was closed after ${secs} s, expected 0.8..3 s (partial_timeout_ms = 1000)"
-note "stalled connection closed ($how) after ${secs} s"
+note "stalled connection closed ($how) after ${secs} s (${SECONDS} s)"
 
 rc=0; wait "$wrap" || rc=$?
 read -r ok failed < <(sipp_counts "$DIR/calls")

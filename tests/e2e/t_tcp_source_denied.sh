@@ -14,11 +14,12 @@ sip_write_config() {
   sed -i '/^name = "carrier"$/a transports = ["udp", "tcp"]' "$1"
 }
 sip_up
+note "sbcd up (${SECONDS} s)"
 
 # connect_from SRC WAIT_S: a TCP connect from SRC to sbcd's 5060 in the hosts namespace;
 # prints "connected", "refused", "timeout" or the error.
 connect_from() {
-  timeout $(($2 + 2)) ip netns exec "$SIPP_NS_HOSTS" python3 - "$1" "$SIPP_PROXY_ADDR" "$2" <<'PY' || echo "python: exit $?"
+  timeout $(($2 + 15)) ip netns exec "$SIPP_NS_HOSTS" python3 - "$1" "$SIPP_PROXY_ADDR" "$2" <<'PY' || echo "python: exit $?"
 import socket, sys
 src, dst, wait = sys.argv[1], sys.argv[2], float(sys.argv[3])
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -45,9 +46,11 @@ drops_not_allowed() {
 r=""
 for _ in 1 2 3; do r=$(connect_from "$SIPP_CALLER" 3); [ "$r" = connected ] && break; sleep 0.5; done
 [ "$r" = connected ] || fail "TCP connect from the allowed $SIPP_CALLER to 198.18.0.1:5060: $r (expected connected)"
+note "$SIPP_CALLER connects (${SECONDS} s)"
 before=$(drops_not_allowed)
 r=$(connect_from "$DENIED" 3)
 [ "$r" = timeout ] || fail "TCP connect from $DENIED (no trunk allows it) to 198.18.0.1:5060: $r (expected timeout: SYN dropped)"
+note "$DENIED: connect timed out (${SECONDS} s)"
 # Linux retransmits the SYN after 1 s and 3 s: at least one SYN dropped, usually 2-3.
 after=$(drops_not_allowed)
 [ "$after" -ge $((before + 1)) ] || fail "tcp_not_allowed went from $before to $after, expected at least +1"

@@ -46,11 +46,14 @@ ca_file = "$PKI/ca.crt"
 CONF
 )
 sip_up
+note "sbcd up (${SECONDS} s)"
 trap 'topo_cleanup; rm -rf "$PKI"' EXIT INT TERM
 
 PEER=198.18.1.11; peer $PEER uas.xml
 # kamailio ADDR PORT [OPTS...]: a client.cfg Kamailio on ADDR toward sbcd's TLS port PORT,
-# verifying sbcd's certificate for sbc.test (SNI sbc.test); logs in $DIR/k-ADDR. Kamailio does
+# verifying sbcd's certificate for sbc.test (SNI sbc.test); logs in $DIR/k-ADDR. Its no-response
+# timer (fr_ms) is 5 s where calls must complete (a TLS handshake on a loaded machine), 1 s where
+# they must not. Kamailio does
 # not bind its outgoing TCP connections to its TLS socket's address: the kernel would pick the
 # namespace's first address (the caller's), so a host route to sbcd names ADDR as the source
 # (the SIPp and Python clients here all bind their own address).
@@ -58,7 +61,7 @@ kamailio() {
   local addr=$1 port=$2; shift 2
   ip -n "$SIPP_NS_HOSTS" route replace "$SIPP_PROXY_ADDR/32" dev "$HOSTS_IF" src "$addr"
   ktls_client_start "$SIPP_NS_HOSTS" "$DIR/k-$addr" "$addr" "$addr" "sip:$SIPP_PROXY_ADDR:$port;transport=tls" \
-    ca="$PKI/ca.crt" server_name=sbc.test expect_name=sbc.test fr_ms=1000 "$@" ||
+    ca="$PKI/ca.crt" server_name=sbc.test expect_name=sbc.test "$@" ||
     { tail -n 30 "$DIR/k-$addr/kamailio.log" >&2; fail "Kamailio on $addr did not start"; }
 }
 # calls_via ADDR NAME N: N SIPp calls (UDP) from the caller to the Kamailio on ADDR.
@@ -80,7 +83,7 @@ handshakes_failed() { # REASON: sbc_stream_handshakes_total{result="failed",reas
 invites() { received "$DIR/peer-$PEER" '^INVITE '; }
 
 # --- TLS, no client certificate ---
-kamailio "$K_PLAIN" 5061 listen_cert="$PKI/client.crt" listen_key="$PKI/client.key"
+kamailio "$K_PLAIN" 5061 fr_ms=5000 listen_cert="$PKI/client.crt" listen_key="$PKI/client.key"
 calls_via "$K_PLAIN" tls 5
 [ "$CALL_OK" -eq 5 ] && [ "$CALL_FAILED" -eq 0 ] ||
   { tail -n 20 "$DIR/k-$K_PLAIN/kamailio.log" >&2; tail -n 10 "$DIR/sbcd.log" >&2; fail "TLS trunk: $CALL_OK completed, $CALL_FAILED failed (expected 5, 0)"; }
@@ -91,29 +94,29 @@ v=$(conn_field "$K_PLAIN" tls_version)
 [ "$(conn_field "$K_PLAIN" transport)" = tls ] || { ctl conns >&2; fail "sbcctl conns: the connection from $K_PLAIN is not shown as tls"; }
 ctl conns | grep -E "^ *[0-9]+ +in +tls +established .*$K_PLAIN:.*TLSv1.3" >/dev/null ||
   { ctl conns >&2; fail "sbcctl conns (text) does not show the inbound TLS 1.3 connection from $K_PLAIN"; }
-note "TLS trunk: 5 calls, inbound TLSv1.3 connection shown"
+note "TLS trunk: 5 calls, inbound TLSv1.3 connection shown (${SECONDS} s)"
 
 # --- mutual TLS, client.test presented ---
-kamailio "$K_MTLS" 5062 cert="$PKI/client.crt" key="$PKI/client.key"
+kamailio "$K_MTLS" 5062 fr_ms=5000 cert="$PKI/client.crt" key="$PKI/client.key"
 calls_via "$K_MTLS" mtls 5
 [ "$CALL_OK" -eq 5 ] && [ "$CALL_FAILED" -eq 0 ] ||
   { tail -n 20 "$DIR/k-$K_MTLS/kamailio.log" >&2; tail -n 10 "$DIR/sbcd.log" >&2; fail "mutual TLS with client.test: $CALL_OK completed, $CALL_FAILED failed (expected 5, 0)"; }
 [ "$(invites)" -eq 10 ] || fail "the callee received $(invites) INVITEs in all, expected 10"
 s=$(conn_field "$K_MTLS" peer_subject)
 grep -q client.test <<<"$s" || { ctl conns >&2; fail "sbcctl conns: the mutual TLS connection from $K_MTLS shows subject '$s', expected client.test"; }
-note "mutual TLS: 5 calls with the client certificate ($s)"
+note "mutual TLS: 5 calls with the client certificate ($s) (${SECONDS} s)"
 
 # --- mutual TLS refused: no certificate, then an untrusted one ---
 for case in "$K_NOCERT no_client_cert" "$K_UNTRUSTED untrusted" "$K_WRONG name_mismatch"; do
   read -r addr reason <<<"$case"
   before=$(handshakes_failed "$reason")
   case "$reason" in
-    untrusted) kamailio "$addr" 5062 cert="$PKI/untrusted-client.crt" key="$PKI/untrusted-client.key";;
-    name_mismatch) kamailio "$addr" 5062 cert="$PKI/other.crt" key="$PKI/other.key";;
-    *) kamailio "$addr" 5062 listen_cert="$PKI/client.crt" listen_key="$PKI/client.key";;
+    untrusted) kamailio "$addr" 5062 fr_ms=1000 cert="$PKI/untrusted-client.crt" key="$PKI/untrusted-client.key";;
+    name_mismatch) kamailio "$addr" 5062 fr_ms=1000 cert="$PKI/other.crt" key="$PKI/other.key";;
+    *) kamailio "$addr" 5062 fr_ms=1000 listen_cert="$PKI/client.crt" listen_key="$PKI/client.key";;
   esac
   n0=$(invites)
-  calls_via "$addr" "refused-$reason" 2
+  calls_via "$addr" "refused-$reason" 1
   [ "$CALL_OK" -eq 0 ] || fail "mutual TLS, $reason: $CALL_OK calls completed, expected none"
   [ "$(invites)" -eq "$n0" ] || fail "mutual TLS, $reason: $(( $(invites) - n0 )) INVITEs reached the callee, expected none"
   [ "$(conn_field "$addr" state)" = none ] || { ctl conns >&2; fail "mutual TLS, $reason: sbcd shows an established connection from $addr"; }
@@ -121,6 +124,6 @@ for case in "$K_NOCERT no_client_cert" "$K_UNTRUSTED untrusted" "$K_WRONG name_m
   after=$(handshakes_failed "$reason")
   [ "$after" -gt "$before" ] ||
     fail "sbc_stream_handshakes_total{result=\"failed\",reason=\"$reason\"} stayed at $after: $(curl -sf "http://$HTTP/metrics" | grep '^sbc_stream_handshakes_total' | tr '\n' ' ')"
-  note "mutual TLS, $reason: handshake refused ($before -> $after), no call reached the callee"
+  note "mutual TLS, $reason: handshake refused ($before -> $after), no call reached the callee (${SECONDS} s)"
 done
 echo "PASS: inbound TLS 1.3 trunk (5 calls), mutual TLS with client.test (5 calls), no, untrusted and wrongly named client certificates refused in the handshake"
