@@ -302,7 +302,7 @@ void control_loop::drain_events(uint64_t now)
                 break;
             }
             case dataplane::event_kind::peer_connection_up:
-                std::fprintf(stderr, "sbcd: peer %s: connection up\n", peer_name(e.peer_id).c_str());
+                passive_.on_connection_up(e.peer_id, peer_name(e.peer_id));
                 break;
             }
         }

@@ -79,6 +79,18 @@ bool passive_health::on_connection_failed(uint32_t id, const std::string& why, c
     return false;
 }
 
+void passive_health::on_connection_up(uint32_t id, const std::string& name)
+{
+    if (id >= state_.size()) return;
+    peer_state& s = state_[id];
+    if (s.probed || !s.v.down) return;
+    s.v.down = s.v.trial = false;
+    s.v.consecutive = 0;
+    set_down(id, false);
+    ++s.v.changes;
+    log_("peer " + name + " up: connection up");
+}
+
 void passive_health::tick(uint64_t now_ms, const std::function<std::string(uint32_t)>& name_of)
 {
     for (uint32_t id = 0; id < state_.size(); ++id) {

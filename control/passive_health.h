@@ -49,6 +49,9 @@ public:
     /// once (a trial after the retest interval, as for failed calls); true when it is probed,
     /// so that the caller's probe state machine takes it down instead.
     bool on_connection_failed(uint32_t id, const std::string& why, const std::string& name, uint64_t now_ms);
+    /// A connection to a TCP/TLS peer is up again: a peer not probed is up (its connection is
+    /// what failed it); a probed one waits for its probes.
+    void on_connection_up(uint32_t id, const std::string& name);
     /// Starts trials of peers that have been down long enough.
     void tick(uint64_t now_ms, const std::function<std::string(uint32_t)>& name_of);
 

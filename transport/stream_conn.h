@@ -30,6 +30,7 @@ struct conn {
     bool outbound = false;
     bool want_write = false;      ///< EPOLLOUT is armed
     bool ping_outstanding = false;
+    bool dirty = false;           ///< in the stream thread's list of connections to flush
     int fd = -1;
     SSL* ssl = nullptr;
     std::shared_ptr<tls_context> tls;  ///< kept alive while the connection uses it

@@ -367,7 +367,23 @@ void stream_thread::impl::send_bytes(conn& c, std::string_view bytes)
         return;
     }
     c.out.append(bytes);
-    if (c.state == conn_state::established) flush(c);
+    // Written once per loop iteration (flush_dirty): the messages of a burst for one
+    // connection leave in one TLS record and one segment, not one each.
+    if (c.state == conn_state::established && !c.dirty) {
+        c.dirty = true;
+        dirty_.push_back(c.id);
+    }
+}
+
+void stream_thread::impl::flush_dirty()
+{
+    for (std::size_t i = 0; i < dirty_.size(); ++i) {
+        conn* c = conns_.find(dirty_[i]);
+        if (c == nullptr) continue;
+        c->dirty = false;
+        if (c->state == conn_state::established) flush(*c);
+    }
+    dirty_.clear();
 }
 
 void stream_thread::impl::flush(conn& c)
@@ -492,8 +508,12 @@ void stream_thread::impl::close_conn(conn& c, conn_reason why, const std::string
             peer_entry& e = it->second;
             e.last_error = detail.empty() ? reason_text(why) : std::string(reason_text(why)) + ": " + detail;
             e.next_try_ms = now_ms_ + backoff(e);
-            if (!e.reported_down) post(*o_.rt, dataplane::event_kind::peer_connection_failed, c.peer_id, why);
+            // Once per failure streak, and again when the reason changes (refused while the
+            // peer restarts, then its certificate is refused): its WHY shows the current one.
+            if (!e.reported_down || e.reported_why != why)
+                post(*o_.rt, dataplane::event_kind::peer_connection_failed, c.peer_id, why);
             e.reported_down = true;
+            e.reported_why = why;
         }
     }
     if (why != conn_reason::shutdown) {

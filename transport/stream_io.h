@@ -39,6 +39,7 @@ struct peer_entry {
     uint64_t backoff_ms = 0;     ///< 0 after a success
     uint64_t next_try_ms = 0;
     bool reported_down = false;  ///< the control core was told of a failure since the last success
+    conn_reason reported_why = conn_reason::none;  ///< the reason it was last told
     std::string last_error;
     std::size_t next_pick = 0;   ///< round robin over its established connections
 };
@@ -71,6 +72,8 @@ struct stream_thread::impl {
     void deliver(conn& c, std::string_view msg);
     void send_bytes(conn& c, std::string_view bytes);
     void flush(conn& c);
+    /// Writes what send_bytes queued on each connection since the last call.
+    void flush_dirty();
     void watch(conn& c, bool want_write);
     unsigned drain_sends(const dataplane::snapshot& snap);
     void send_message(const dataplane::snapshot& snap, rte_mbuf* m);
@@ -96,6 +99,7 @@ struct stream_thread::impl {
     std::unordered_map<uint64_t, uint32_t> handshakes_by_source_;  ///< inbound handshakes this second
     uint64_t handshake_window_ms_ = 0;
     std::vector<std::string> problems_;
+    std::vector<uint32_t> dirty_;  ///< connections with output queued this iteration
 };
 
 }  // namespace sbc::streams

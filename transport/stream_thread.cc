@@ -87,6 +87,7 @@ void stream_thread::impl::run()
         unsigned work = pump_to_kernel(*o_.port, *o_.rt, stats_.pump);
         work += pump_from_kernel(*o_.port, *o_.rt, *snap, stats_.pump);
         work += drain_sends(*snap);
+        flush_dirty();
         if (now_ms_ - last_timers >= 10) {
             last_timers = now_ms_;
             run_timers(*snap);
@@ -109,6 +110,7 @@ void stream_thread::impl::run()
             now_ms_ = monotonic_ms();
             const dataplane::snapshot* s2 = dataplane::rcu::dereference(o_.rt->shared->snap.current);
             for (int i = 0; i < n; ++i) on_event(*s2, ev[static_cast<std::size_t>(i)]);
+            flush_dirty();
         }
     }
     close_all();
@@ -268,6 +270,7 @@ void stream_thread::impl::run_timers(const dataplane::snapshot&)
         }
     }
     keep_peers_connected();
+    flush_dirty();
     // The per-source handshake windows start over every second.
     if (now_ms_ - handshake_window_ms_ >= 1000) {
         handshake_window_ms_ = now_ms_;

@@ -94,3 +94,14 @@ TEST_F(passive_fixture, a_lost_connection_of_a_probed_peer_is_left_to_its_prober
     EXPECT_TRUE(ph.on_connection_failed(7, "connection: connection refused", "p7", 0));
     EXPECT_TRUE(words->available(7)) << "the probe state machine owns a probed peer's down bit";
 }
+
+TEST_F(passive_fixture, an_unprobed_peer_whose_connection_is_up_again_is_up_at_once)
+{
+    ph.on_connection_failed(8, "connection: connection refused", "p8", 0);
+    EXPECT_FALSE(words->available(8));
+    ph.on_connection_up(8, "p8");
+    EXPECT_TRUE(words->available(8)) << "no wait for the retest interval: the connection is what failed it";
+    ph.set_probed(9, true);
+    ph.on_connection_up(9, "p9");
+    EXPECT_TRUE(words->available(9));
+}
