@@ -1,7 +1,9 @@
 // OPTIONS scheduling and the probe's text (see probe.h). Control core only.
 #include "control/probe.h"
 
+#include <array>
 #include <cstdio>
+#include <cstring>
 
 #include "sip-fastpath/probe_branch.h"
 #include "sip-fastpath/proxy_ids.h"
@@ -85,6 +87,13 @@ std::size_t write_probe_options(std::span<char> out, const probe_text_args& a) n
     sip::write_probe_branch(branch, {a.peer_id, a.seq});
     branch[sip::branch_probe_len] = '\0';
     const std::string_view via_proto = transport_via_name(a.local.proto);
+    // From and Contact name us as the peer knows us: the FQDN we present, else our address.
+    std::array<char, 256> named{};
+    const char* name = local;
+    if (!a.fqdn.empty() && a.fqdn.size() < named.size()) {
+        std::memcpy(named.data(), a.fqdn.data(), a.fqdn.size());
+        name = named.data();
+    }
     const int n = std::snprintf(out.data(), out.size(),
                                 "OPTIONS sip:%s:%u SIP/2.0\r\n"
                                 "Via: SIP/2.0/%.*s %s:%u;branch=%s;rport\r\n"
@@ -93,12 +102,16 @@ std::size_t write_probe_options(std::span<char> out, const probe_text_args& a) n
                                 "To: <sip:%s:%u>\r\n"
                                 "Call-ID: %s@%s\r\n"
                                 "CSeq: %u OPTIONS\r\n"
+                                "Contact: <sip:sbc@%s:%u%s>\r\n"
                                 "Accept: application/sdp\r\n"
                                 "Content-Length: 0\r\n\r\n",
                                 peer, unsigned{a.peer.port}, static_cast<int>(via_proto.size()), via_proto.data(), local,
-                                unsigned{a.local.port}, branch, local, unsigned{a.local.port}, a.peer_id, peer,
+                                unsigned{a.local.port}, branch, name, unsigned{a.local.port}, a.peer_id, peer,
                                 unsigned{a.peer.port},
-                                branch + sip::branch_probe.size(), local, a.seq);
+                                branch + sip::branch_probe.size(), local, a.seq, name, unsigned{a.local.port},
+                                a.local.proto == transport::tls   ? ";transport=tls"
+                                : a.local.proto == transport::tcp ? ";transport=tcp"
+                                                                  : "");
     if (n <= 0 || static_cast<std::size_t>(n) >= out.size()) return 0;
     return static_cast<std::size_t>(n);
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "common/address.h"
@@ -67,11 +68,14 @@ struct probe_text_args {
     endpoint peer;
     uint32_t peer_id = 0;
     uint32_t seq = 0;
+    /// The name the SBC presents to this peer (the region's fqdn, else its trunk's): From and
+    /// Contact carry it instead of our address, since TLS peers check names. "": the address.
+    std::string_view fqdn{};
 };
 
 /// Writes the OPTIONS request of one probe into `out` (Via with the probe branch and rport,
 /// Max-Forwards 70, From with a tag, To, Call-ID and CSeq unique per probe, Content-Length 0);
-/// returns its length, 0 when `out` is too small (512 bytes always suffice).
+/// returns its length, 0 when `out` is too small (1024 bytes always suffice, FQDNs of 253 characters included).
 std::size_t write_probe_options(std::span<char> out, const probe_text_args& a) noexcept;
 
 }  // namespace sbc::control

@@ -85,7 +85,7 @@ void probe_runner::tick(uint64_t now_ms, const name_fn& name_of)
         if (auto c = health_.on_timeout(id)) apply(*c, name_of);
     due_.clear();
     sched_.due(now, due_);
-    std::array<char, 512> text;
+    std::array<char, 1024> text;
     for (const probe_due& d : due_) {
         const uint32_t i = d.id < index_of_.size() ? index_of_[d.id] : sip::no_peer;
         if (i == sip::no_peer) continue;
@@ -93,8 +93,10 @@ void probe_runner::tick(uint64_t now_ms, const name_fn& name_of)
         if (p.trunk >= tables_->trunks.size()) continue;
         const sip::trunk& t = tables_->trunks[p.trunk];
         if (t.iface >= interfaces_.size()) continue;
-        const std::size_t len = write_probe_options(text, {t.leg_local(p.proto), p.remote(), p.id, d.seq});
-        if (len == 0) {  // cannot happen with 512 bytes; counted rather than sent empty
+        const std::string& fqdn =
+            p.region < tables_->regions.size() && !tables_->regions[p.region].fqdn.empty() ? tables_->regions[p.region].fqdn : t.fqdn;
+        const std::size_t len = write_probe_options(text, {t.leg_local(p.proto), p.remote(), p.id, d.seq, fqdn});
+        if (len == 0) {  // cannot happen with 1024 bytes; counted rather than sent empty
             ++send_failures_;
             continue;
         }

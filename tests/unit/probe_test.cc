@@ -133,6 +133,29 @@ TEST(probe_text, is_a_valid_options_whose_branch_names_the_peer_and_sequence)
     EXPECT_EQ(control::write_probe_options(std::span<char>(buf.data(), 100), a), 0u) << "too small: nothing";
 }
 
+TEST(probe_text, to_a_tls_peer_names_the_fqdn_we_present_in_from_and_contact)
+{
+    std::array<char, 1024> buf;
+    control::probe_text_args a;
+    a.local = endpoint{ip_address::v4(0xc6120001), 5061, transport::tls, 0};
+    a.peer = endpoint{ip_address::v4(0xc612010b), 5061, transport::tls, 0};
+    a.peer_id = 7;
+    a.seq = 1;
+    a.fqdn = "sbc.example.net";
+    const std::size_t n = control::write_probe_options(buf, a);
+    ASSERT_GT(n, 0u);
+    const std::string_view text(buf.data(), n);
+    auto m = std::make_unique<sip::message>();
+    ASSERT_EQ(sip::parse(text, *m), sip::error::none) << text;
+    EXPECT_NE(text.find("Via: SIP/2.0/TLS 198.18.0.1:5061;"), std::string_view::npos) << text;
+    EXPECT_NE(text.find("From: <sip:sbc@sbc.example.net:5061>;tag="), std::string_view::npos) << text;
+    EXPECT_NE(text.find("Contact: <sip:sbc@sbc.example.net:5061;transport=tls>"), std::string_view::npos) << text;
+    a.fqdn = {};
+    const std::size_t n2 = control::write_probe_options(buf, a);
+    EXPECT_NE(std::string_view(buf.data(), n2).find("Contact: <sip:sbc@198.18.0.1:5061;transport=tls>"),
+              std::string_view::npos) << "no fqdn: our address";
+}
+
 TEST(probe_branch, other_branches_are_not_probes)
 {
     sip::probe_id id;
