@@ -43,6 +43,11 @@ tls = { require_client_certificate = true, client_name = "client.test" }
 certificate = "$PKI/server.crt"
 private_key = "$PKI/server.key"
 ca_file = "$PKI/ca.crt"
+
+# On a loaded 2-core machine a handshake can outlast the 5 s default (a refused one fails at
+# once whatever this is).
+[streams]
+handshake_timeout_ms = 15000
 CONF
 )
 sip_up
