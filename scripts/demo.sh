@@ -168,8 +168,9 @@ read -r p50 p99 n < <(sipp_rtt_pcts "$dir/caller")
 # retried), or waiting for the answer to the BYE (step 9: the call was up on the killed peer,
 # and Kamailio record-routed it: its BYE has nowhere to go).
 errs=$(cat "$dir"/caller/*_errors.log 2>/dev/null || true)
-rang=$(grep -c 'receive timeout on message sbc uac media:3 ' <<<"$errs" || true)
-bye_timeout=$(grep -c 'receive timeout on message sbc uac media:9 ' <<<"$errs" || true)
+# grep -o, not -c: SIPp may write several errors on one line.
+rang=$(grep -o 'receive timeout on message sbc uac media:3 ' <<<"$errs" | wc -l)
+bye_timeout=$(grep -o 'receive timeout on message sbc uac media:9 ' <<<"$errs" | wc -l)
 lost=$(( $(sipp_bye_lost "$dir/caller" || true) + bye_timeout ))
 new_failed=$((failed - bye_timeout))
 r_code=$(sip_counter retries_code); r_silence=$(sip_counter retries_timeout); r_icmp=$(sip_counter retries_icmp)
