@@ -169,8 +169,8 @@ read -r p50 p99 n < <(sipp_rtt_pcts "$dir/caller")
 # and Kamailio record-routed it: its BYE has nowhere to go).
 errs=$(cat "$dir"/caller/*_errors.log 2>/dev/null || true)
 # grep -o, not -c: SIPp may write several errors on one line.
-rang=$(grep -o 'receive timeout on message sbc uac media:3 ' <<<"$errs" | wc -l)
-bye_timeout=$(grep -o 'receive timeout on message sbc uac media:9 ' <<<"$errs" | wc -l)
+rang=$( (grep -o 'receive timeout on message sbc uac media:3 ' <<<"$errs" || true) | wc -l)
+bye_timeout=$( (grep -o 'receive timeout on message sbc uac media:9 ' <<<"$errs" || true) | wc -l)
 lost=$(( $(sipp_bye_lost "$dir/caller" || true) + bye_timeout ))
 new_failed=$((failed - bye_timeout))
 r_code=$(sip_counter retries_code); r_silence=$(sip_counter retries_timeout); r_icmp=$(sip_counter retries_icmp)
