@@ -76,7 +76,13 @@ std::optional<health_change> probe_health::failed(uint32_t id, std::string why)
 std::optional<health_change> probe_health::on_passive_down(uint32_t id, const std::string& why)
 {
     view& v = at(id);
-    if (v.down) return std::nullopt;
+    if (v.down) {
+        // Down already (its probes timed out first): the reason now known says more, e.g. the
+        // certificate its connection was refused for; good probes must start over.
+        v.successes_in_row = 0;
+        v.why = "passive: " + why;
+        return std::nullopt;
+    }
     v.down = true;
     v.successes_in_row = 0;  // back only after up_after good probes from now on
     ++v.changes;

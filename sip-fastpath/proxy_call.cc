@@ -516,8 +516,16 @@ void proxy::on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std
     if (!read_branch(quoted.substr(at, branch_stateful_len), id) || id.worker != worker_ || id.slot >= n_setups_)
         return;
     setup& s = setups_->at(id.slot);
-    if (s.state != setup_state::calling && s.state != setup_state::proceeding) return;
     if (s.gen != id.gen || (s.attempt & 0xf) != id.attempt || !s.peer.same_place(to)) return;
+    if (s.state == setup_state::ringing && !t.retry.after_provisional) {
+        // It rang already (never a second ringing phone), and the callee is out of reach (its
+        // stream connection was lost): the caller gets a final answer now, not at Timer C.
+        failure(id.slot, failure_cause::icmp, 0, out);
+        respond_upstream(id.slot, s.cancelled ? 487 : 503, false, 0, now_ms, out);
+        return;
+    }
+    if (s.state != setup_state::calling && s.state != setup_state::proceeding && s.state != setup_state::ringing)
+        return;
     failure(id.slot, failure_cause::icmp, 0, out);
     if (s.cancelled) {
         respond_upstream(id.slot, 487, false, 0, now_ms, out);

@@ -154,3 +154,13 @@ TEST(passive_health_probed, reports_the_threshold_once_and_leaves_the_down_bit_a
     EXPECT_FALSE(words->available(6));
     EXPECT_EQ(ph.of(6).changes, 1u);
 }
+
+TEST(probe_health_why, a_connection_failure_on_a_peer_already_down_from_probe_timeouts_names_its_reason)
+{
+    control::probe_health h{control::probe_policy{}};
+    h.on_timeout(3);
+    h.on_timeout(3);
+    ASSERT_TRUE(h.of(3).down);
+    EXPECT_FALSE(h.on_passive_down(3, "connection: certificate name mismatch")) << "no second flip";
+    EXPECT_EQ(h.of(3).why, "passive: connection: certificate name mismatch");
+}

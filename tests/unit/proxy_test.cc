@@ -287,6 +287,21 @@ TEST(proxy, icmp_unreachable_moves_the_call_at_once)
     EXPECT_EQ(hx.px.stats().get(proxy_counter::retries_icmp), 1u);
 }
 
+TEST(proxy, a_ringing_call_whose_peer_is_lost_is_answered_at_once_and_not_tried_elsewhere)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c8r"), caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    const std::string sent_invite = att->text;
+    const endpoint peer = att->dst;
+    auto ring = hx.deliver(reply(*att, 180, "Ringing"), peer);
+    ASSERT_NE(find_to(ring, caller, "SIP/2.0 180"), nullptr);
+    hx.px.on_icmp_unreachable(*hx.t, *hx.h, std::string_view(sent_invite).substr(0, 500), peer, hx.now, *hx.out);
+    auto after = hx.take();
+    EXPECT_NE(find_to(after, caller, "SIP/2.0 503"), nullptr) << "the caller is not left ringing until Timer C";
+    for (const auto& m : after) EXPECT_NE(m->text.rfind("INVITE ", 0), 0u) << "no second ringing phone";
+}
+
 TEST(proxy, answered_call_is_a_dialog_until_bye_and_its_200)
 {
     harness hx;
