@@ -3,58 +3,45 @@
 # (scripts/kamailio-tls/peer.cfg) at 198.18.1.31:5061, presenting a certificate for
 # peer.test from a CA made here, in front of a SIPp callee at 198.18.1.11. Calls from the
 # SIPp caller (UDP) go through sbcd, which opens one persistent TLS connection to the peer
-# (TLS 1.3, the name peer.test checked), and complete end to end: the callee sees our Via
-# with SIP/2.0/TLS and a doubled Record-Route (RFC 5658, UDP on one side, TLS on the other).
+# (TLS 1.3, the name peer.test checked; the peer starts after sbcd, so the first attempt is
+# refused and the connection comes with a reconnect), and complete end to end: the callee
+# sees our Via with SIP/2.0/TLS and a doubled Record-Route (RFC 5658, UDP on one side, TLS on
+# the other).
 # sbcctl conns shows the connection with its TLS version and the peer's certificate subject.
 source "$(dirname "$0")/sip_common.sh"
-source "$SIP_ROOT/scripts/lib/certs.sh"
-source "$SIP_ROOT/scripts/lib/kamailio_tls.sh"
-KPEER=198.18.1.31
-PKI=$(mktemp -d /tmp/sbc-tls-pki.XXXXXX)
-make_test_pki "$PKI" || { echo "FAIL: cannot make the test PKI" >&2; exit 1; }
-make_leaf "$PKI" peer "DNS:peer.test,IP:$KPEER" server ca || { echo "FAIL: peer certificate" >&2; exit 1; }
-SIP_EXTRA_ADDRS="$KPEER"
+source "$SIP_ROOT/tests/e2e/tls_common.sh"
+tls_pki peer.test
+SIP_EXTRA_ADDRS="$K1"
 SIP_REGIONS=$(cat <<REG
 [[region]]
 name = "region1"
-peers = [ { address = "$KPEER:5061", transport = "tls", server_name = "peer.test" } ]
+peers = [ { address = "$K1:5061", transport = "tls", server_name = "peer.test" } ]
 probe = "none"
 
-# The SIPp hosts as UDP peers of the second region: sbcd takes their OPTIONS (sip_warm), and a
-# call that fell back to them would reach the callee without our TLS Via (checked below).
-[[region]]
-name = "region2"
-peers = [ { address = "198.18.1.11:5060" }, { address = "198.18.1.12:5060" },
-          { address = "198.18.2.21:5060" }, { address = "198.18.2.22:5060" } ]
-probe = "none"
+$(tls_hosts_region region2)
 REG
 )
-SIP_EXTRA_CONFIG=$(printf '[tls]\nca_file = "%s"\n' "$PKI/ca.crt")
+SIP_EXTRA_CONFIG=$(tls_config)
 sip_up
-trap 'topo_cleanup; rm -rf "$PKI"' EXIT INT TERM
 
-PEER=198.18.1.11; peer $PEER uas.xml
-ktls_peer_start "$SIPP_NS_HOSTS" "$DIR/kamailio" "$KPEER" "sip:$PEER:5060" cert="$PKI/peer.crt" key="$PKI/peer.key" ca="$PKI/ca.crt" ||
-  { tail -n 30 "$DIR/kamailio/kamailio.log" >&2; fail "Kamailio TLS peer did not start"; }
-# sbcd connects (again, after its first try met a closed port) within its reconnect backoff.
-for _ in $(seq 1 50); do
-  ctl conns --json | grep -Eq '"state": ?"established"' && break
-  sleep 0.1
-done
+PEER=198.18.1.11
+# Started after sbcd: its first connection meets a closed port.
+kamailio_peer 1 peer.test
+for _ in $(seq 1 50); do [ "$(est_count)" -ge 1 ] && break; sleep 0.1; done
 conns=$(ctl conns --json)
-grep -Eq '"state": ?"established"' <<<"$conns" || { echo "$conns" >&2; tail -n 20 "$DIR/kamailio/kamailio.log" >&2; fail "sbcd has no established TLS connection to the peer"; }
+grep -Eq '"state": ?"established"' <<<"$conns" || { echo "$conns" >&2; tail -n 20 "$DIR/kamailio1/kamailio.log" >&2; fail "sbcd has no established TLS connection to the peer"; }
 grep -Eq '"tls_version": ?"TLSv1.3"' <<<"$conns" || { echo "$conns" >&2; fail "the connection is not TLS 1.3"; }
 grep -q 'peer.test' <<<"$conns" || { echo "$conns" >&2; fail "sbcctl conns does not show the peer certificate's subject"; }
 
 call tls 5
-[ "$CALL_OK" -eq 5 ] && [ "$CALL_FAILED" -eq 0 ] || { tail -n 30 "$DIR/kamailio/kamailio.log" >&2; fail "caller: $CALL_OK completed, $CALL_FAILED failed (expected 5, 0)"; }
+[ "$CALL_OK" -eq 5 ] && [ "$CALL_FAILED" -eq 0 ] || { tail -n 30 "$DIR/kamailio1/kamailio.log" >&2; fail "caller: $CALL_OK completed, $CALL_FAILED failed (expected 5, 0)"; }
 p=$(msgs "$DIR/peer-$PEER")
-v=$(msgs "$DIR/peer-$PEER" | awk '/message received/{m=1;next} m&&NF{inv=($0 ~ /^INVITE /);m=0;next} inv&&/^Via:/{print;n++} inv&&/^Via:/&&n%2==0{inv=0}')
+v=$(invite_vias "$DIR/peer-$PEER")
 [ "$(grep -c '^Via: SIP/2.0/TLS 198.18.0.1:5060;branch=z9hG4bKsT' <<<"$v")" -eq 5 ] ||
   { echo "$v" >&2; fail "not every INVITE reached the callee with our Via over TLS (a fallback to UDP?)"; }
 [ "$(grep -c '^Record-Route: .*198.18.0.1:5060;transport=tls;lr' <<<"$p")" -ge 1 ] && grep -q '^Record-Route: .*198.18.0.1:5060;lr' <<<"$p" ||
   { echo "$p" | grep -i record-route | head >&2; fail "the callee's INVITE lacks our doubled Record-Route (TLS side and UDP side)"; }
 [ "$(received "$DIR/peer-$PEER" '^BYE ')" -eq 5 ] || fail "callee received $(received "$DIR/peer-$PEER" '^BYE ') BYEs through the TLS leg, expected 5"
-n=$(ctl conns --json | grep -Eo '"state": ?"established"' | wc -l)
+n=$(est_count)
 [ "$n" -eq 1 ] || fail "$n connections to the peer after 5 calls, expected the one persistent connection"
 echo "PASS: 5 calls over TLS to a Kamailio peer on one persistent TLS 1.3 connection"

@@ -7,18 +7,12 @@
 # the certificate), and 5 calls fail over from region1 to region2 and complete over TLS
 # (callee 198.18.1.12 behind it gets all, 198.18.1.11 behind the first none).
 source "$(dirname "$0")/sip_common.sh"
-source "$SIP_ROOT/scripts/lib/certs.sh"
-source "$SIP_ROOT/scripts/lib/kamailio_tls.sh"
-K1=198.18.1.31
-K2=198.18.1.32
+source "$SIP_ROOT/tests/e2e/tls_common.sh"
 P1="region1/$K1:5061"
 P2="region2/$K2:5061"
 CALLS=5
 
-PKI=$(topo_dir)
-make_test_pki "$PKI" || fail "cannot make the test PKI"   # client.crt: DNS:client.test, clientAuth
-make_leaf "$PKI" peer1 "DNS:peer1.test" server ca || fail "peer1 certificate"
-make_leaf "$PKI" peer2 "DNS:peer2.test" server ca || fail "peer2 certificate"
+tls_pki peer1.test peer2.test   # and client.crt: DNS:client.test, clientAuth
 
 SIP_EXTRA_ADDRS="$K1 $K2"
 SIP_REGIONS=$(cat <<REG
@@ -33,30 +27,16 @@ peers = [ { address = "$K2:5061", transport = "tls", server_name = "peer2.test" 
 probe = "none"
 tls = { certificate = "$PKI/client.crt", private_key = "$PKI/client.key" }
 
-# The SIPp hosts as peers of a region no route uses: sbcd takes their OPTIONS (sip_warm).
-[[region]]
-name = "hosts"
-peers = [ { address = "198.18.1.11:5060" }, { address = "198.18.1.12:5060" },
-          { address = "198.18.2.21:5060" }, { address = "198.18.2.22:5060" } ]
-probe = "none"
+# The SIPp hosts as peers of a region no route uses.
+$(tls_hosts_region hosts)
 REG
 )
-SIP_EXTRA_CONFIG="[tls]
-ca_file = \"$PKI/ca.crt\"
-
-[streams]
-reconnect_min_ms = 100
-reconnect_max_ms = 500"
+SIP_EXTRA_CONFIG=$(tls_config)
 start_peers() {
-  peer 198.18.1.11 uas.xml
-  peer 198.18.1.12 uas.xml
-  ktls_peer_start "$SIPP_NS_HOSTS" "$DIR/kamailio1" "$K1" "sip:198.18.1.11:5060" cert="$PKI/peer1.crt" key="$PKI/peer1.key" ca="$PKI/ca.crt" mtls=1 ||
-    fail "Kamailio peer1 did not start"
-  ktls_peer_start "$SIPP_NS_HOSTS" "$DIR/kamailio2" "$K2" "sip:198.18.1.12:5060" cert="$PKI/peer2.crt" key="$PKI/peer2.key" ca="$PKI/ca.crt" mtls=1 ||
-    fail "Kamailio peer2 did not start"
+  kamailio_peer 1 peer1.test ca="$PKI/ca.crt" mtls=1
+  kamailio_peer 2 peer2.test ca="$PKI/ca.crt" mtls=1
 }
-eval "orig_$(declare -f sip_write_config)"
-sip_write_config() { orig_sip_write_config "$@"; start_peers; }
+tls_peers_before_sbcd start_peers
 sip_up
 
 for _ in $(seq 50); do
@@ -85,7 +65,7 @@ call mtls "$CALLS"
 [ "$CALL_OK" -eq "$CALLS" ] && [ "$CALL_FAILED" -eq 0 ] || fail "caller: $CALL_OK completed, $CALL_FAILED failed (expected $CALLS, 0)"
 n1=$(received "$DIR/peer-198.18.1.11" '^INVITE '); n2=$(received "$DIR/peer-198.18.1.12" '^INVITE ')
 [ "$n1" -eq 0 ] && [ "$n2" -eq "$CALLS" ] || fail "callee behind region1's peer got $n1 INVITEs, behind region2's $n2; expected 0 and $CALLS"
-v=$(msgs "$DIR/peer-198.18.1.12" | awk '/message received/{m=1;next} m&&NF{inv=($0 ~ /^INVITE /);m=0;next} inv&&/^Via:/{print;n++} inv&&/^Via:/&&n%2==0{inv=0}')
+v=$(invite_vias "$DIR/peer-198.18.1.12")
 [ "$(grep -c '^Via: SIP/2.0/TLS 198.18.0.1:5060;branch=z9hG4bKsT' <<<"$v")" -eq "$CALLS" ] ||
   { echo "$v" >&2; fail "not every INVITE reached the callee through region2's peer over TLS"; }
 echo "ok: mutual TLS: region2's peer took our client certificate ($CALLS calls over it), region1's without one is down ($why)"

@@ -15,19 +15,13 @@
 #  - `sbcctl peers` shows the first peer down with a connection reason; sbcctl conns shows
 #    no connection to it and the one to the second peer.
 source "$(dirname "$0")/sip_common.sh"
-source "$SIP_ROOT/scripts/lib/certs.sh"
-source "$SIP_ROOT/scripts/lib/kamailio_tls.sh"
-K1=198.18.1.31
-K2=198.18.1.32
+source "$SIP_ROOT/tests/e2e/tls_common.sh"
 P1="region1/$K1:5061"
 P2="region1/$K2:5061"
 CALLS=50
 HOLD_MS=1000
 
-PKI=$(topo_dir)
-make_test_pki "$PKI" || fail "cannot make the test PKI"
-make_leaf "$PKI" peer1 "DNS:peer1.test" server ca || fail "peer1 certificate"
-make_leaf "$PKI" peer2 "DNS:peer2.test" server ca || fail "peer2 certificate"
+tls_pki peer1.test peer2.test
 
 SIP_EXTRA_ADDRS="$K1 $K2"
 SIP_REGIONS=$(cat <<REG
@@ -37,37 +31,19 @@ peers = [ { address = "$K1:5061", transport = "tls", server_name = "peer1.test",
           { address = "$K2:5061", transport = "tls", server_name = "peer2.test", priority = 20 } ]
 probe = "none"
 
-# The SIPp hosts as UDP peers of the second region: sbcd takes their OPTIONS (sip_warm), and a
-# call that fell back to them would reach a callee without our TLS Via (checked below).
-[[region]]
-name = "region2"
-peers = [ { address = "198.18.1.11:5060" }, { address = "198.18.1.12:5060" },
-          { address = "198.18.2.21:5060" }, { address = "198.18.2.22:5060" } ]
-probe = "none"
+$(tls_hosts_region region2)
 REG
 )
-SIP_EXTRA_CONFIG="[tls]
-ca_file = \"$PKI/ca.crt\"
-
-[streams]
-reconnect_min_ms = 100
-reconnect_max_ms = 500"
+SIP_EXTRA_CONFIG=$(tls_config)
 # Both Kamailio peers listen before sbcd starts (sip_up writes the config after it added
 # their addresses): both are up from the first connection on.
 start_peers() {
-  peer 198.18.1.11 uas.xml
-  peer 198.18.1.12 uas.xml
-  ktls_peer_start "$SIPP_NS_HOSTS" "$DIR/kamailio1" "$K1" "sip:198.18.1.11:5060" cert="$PKI/peer1.crt" key="$PKI/peer1.key" ||
-    fail "Kamailio peer1 did not start"
-  KP1=$KTLS_PID
-  ktls_peer_start "$SIPP_NS_HOSTS" "$DIR/kamailio2" "$K2" "sip:198.18.1.12:5060" cert="$PKI/peer2.crt" key="$PKI/peer2.key" ||
-    fail "Kamailio peer2 did not start"
+  kamailio_peer 1 peer1.test
+  kamailio_peer 2 peer2.test
 }
-eval "orig_$(declare -f sip_write_config)"
-sip_write_config() { orig_sip_write_config "$@"; start_peers; }
+tls_peers_before_sbcd start_peers
 sip_up
 
-est_count() { ctl conns --json | grep -Eo '"state": ?"established"' | wc -l; }
 for _ in $(seq 50); do
   [ "$(est_count)" -eq 2 ] && [ "$(peer_field "$P1" state)" = up ] && [ "$(peer_field "$P2" state)" = up ] && break
   sleep 0.1
@@ -131,7 +107,7 @@ awk -v a="$last11" -v k="$t_kill" 'BEGIN { exit !(a < k + 0.05) }' ||
 after12=$(invite_times "$DIR/peer-198.18.1.12" | awk -v k="$t_kill" '$1 > k' | wc -l)
 [ "$after12" -ge 20 ] || fail "peer2's callee got $after12 INVITEs after the kill, expected the ~30 calls placed from then on"
 # The second Via of each INVITE at peer2's callee (under Kamailio's) is ours, over TLS.
-v=$(msgs "$DIR/peer-198.18.1.12" | awk '/message received/{m=1;next} m&&NF{inv=($0 ~ /^INVITE /);m=0;next} inv&&/^Via:/{print;n++} inv&&/^Via:/&&n%2==0{inv=0}')
+v=$(invite_vias "$DIR/peer-198.18.1.12")
 n12=$(received "$DIR/peer-198.18.1.12" '^INVITE ')
 [ "$(grep -c '^Via: SIP/2.0/TLS 198.18.0.1:5060;branch=z9hG4bKsT' <<<"$v")" -eq "$n12" ] ||
   { echo "$v" >&2; fail "not every INVITE reached peer2's callee over TLS (a fallback to UDP?)"; }

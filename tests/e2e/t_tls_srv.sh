@@ -10,16 +10,10 @@
 # TLS Via, the one behind peer2 none. sbcctl peers shows both peers up with their SRV source;
 # sbcctl conns shows both established connections with each certificate's subject.
 source "$(dirname "$0")/sip_common.sh"
-source "$SIP_ROOT/scripts/lib/certs.sh"
-source "$SIP_ROOT/scripts/lib/kamailio_tls.sh"
-K1=198.18.1.31
-K2=198.18.1.32
+source "$SIP_ROOT/tests/e2e/tls_common.sh"
 CALLS=6
 
-PKI=$(topo_dir)
-make_test_pki "$PKI" || fail "cannot make the test PKI"
-make_leaf "$PKI" peer1 "DNS:peer1.region1.test" server ca || fail "peer1 certificate"
-make_leaf "$PKI" peer2 "DNS:peer2.region1.test" server ca || fail "peer2 certificate"
+tls_pki peer1.region1.test peer2.region1.test
 
 DNS_PORT=$(topo_free_port)
 DNS_DIR=$(topo_dir)
@@ -41,26 +35,16 @@ srv = "_sip._tls.region1.test"
 # refused and take them down; each comes back up as soon as its connection does.
 probe = "none"
 
-# The SIPp hosts as UDP peers of the second region: sbcd takes their OPTIONS (sip_warm), and
-# a call that fell back to them would reach the callee without our TLS Via (checked below).
-[[region]]
-name = "region2"
-peers = [ { address = "198.18.1.11:5060" }, { address = "198.18.1.12:5060" },
-          { address = "198.18.2.21:5060" }, { address = "198.18.2.22:5060" } ]
-probe = "none"'
-SIP_EXTRA_CONFIG="[dns]
+'"
+$(tls_hosts_region region2)"
+# The Kamailio peers start after sbcd: its first connections meet closed ports.
+SIP_EXTRA_CONFIG="$(tls_config)
+
+[dns]
 servers = [\"127.0.0.1:$DNS_PORT\"]
 timeout_ms = 300
 tries = 1
-retry_ms = 500
-
-[tls]
-ca_file = \"$PKI/ca.crt\"
-
-# The Kamailio peers start after sbcd: its first connections meet closed ports.
-[streams]
-reconnect_min_ms = 100
-reconnect_max_ms = 500"
+retry_ms = 500"
 sip_up
 
 # sbcd learns both targets from SRV.
@@ -77,15 +61,8 @@ expect_contains "$lines" "$K1:5061 " "peer1 learned from SRV with the SRV port"
 expect_contains "$lines" "_sip._tls.region1.test peer1.region1.test" "peer1's SRV source"
 expect_contains "$lines" "_sip._tls.region1.test peer2.region1.test" "peer2's SRV source"
 
-peer 198.18.1.11 uas.xml
-peer 198.18.1.12 uas.xml
-ktls_peer_start "$SIPP_NS_HOSTS" "$DIR/kamailio1" "$K1" "sip:198.18.1.11:5060" cert="$PKI/peer1.crt" key="$PKI/peer1.key" ||
-  fail "Kamailio peer1 did not start"
-ktls_peer_start "$SIPP_NS_HOSTS" "$DIR/kamailio2" "$K2" "sip:198.18.1.12:5060" cert="$PKI/peer2.crt" key="$PKI/peer2.key" ||
-  fail "Kamailio peer2 did not start"
-
-# est_count: established connections in sbcctl conns --json.
-est_count() { ctl conns --json | grep -Eo '"state": ?"established"' | wc -l; }
+kamailio_peer 1 peer1.region1.test
+kamailio_peer 2 peer2.region1.test
 for _ in $(seq 100); do [ "$(est_count)" -ge 2 ] && break; sleep 0.1; done
 conns=$(ctl conns --json)
 [ "$(est_count)" -eq 2 ] || { echo "$conns" >&2; ctl peers >&2; fail "sbcd has $(est_count) established TLS connections, expected 2 (one per SRV target)"; }
@@ -122,7 +99,7 @@ n2=$(received "$DIR/peer-198.18.1.12" '^INVITE ')
 [ "$n1" -eq "$CALLS" ] && [ "$n2" -eq 0 ] ||
   fail "callee behind peer1 (priority 10) got $n1 INVITEs, behind peer2 (priority 20) $n2; expected $CALLS and 0"
 # The second Via of each INVITE at the callee (under Kamailio's) is ours, over TLS.
-v=$(msgs "$DIR/peer-198.18.1.11" | awk '/message received/{m=1;next} m&&NF{inv=($0 ~ /^INVITE /);m=0;next} inv&&/^Via:/{print;n++} inv&&/^Via:/&&n%2==0{inv=0}')
+v=$(invite_vias "$DIR/peer-198.18.1.11")
 [ "$(grep -c '^Via: SIP/2.0/TLS 198.18.0.1:5060;branch=z9hG4bKsT' <<<"$v")" -eq "$CALLS" ] ||
   { echo "$v" >&2; fail "not every INVITE reached the callee with our Via over TLS (a fallback to UDP?)"; }
 [ "$(received "$DIR/peer-198.18.1.11" '^BYE ')" -eq "$CALLS" ] || fail "callee got $(received "$DIR/peer-198.18.1.11" '^BYE ') BYEs through the TLS leg, expected $CALLS"

@@ -10,17 +10,12 @@
 # second peer over TLS (its callee 198.18.1.12 gets them all, the first one's callee
 # 198.18.1.11 none), and no connection to the first peer is ever established.
 source "$(dirname "$0")/sip_common.sh"
-source "$SIP_ROOT/scripts/lib/certs.sh"
-source "$SIP_ROOT/scripts/lib/kamailio_tls.sh"
-K1=198.18.1.31
-K2=198.18.1.32
+source "$SIP_ROOT/tests/e2e/tls_common.sh"
 P1="region1/$K1:5061"
 P2="region1/$K2:5061"
 CALLS=20
 
-PKI=$(topo_dir)
-make_test_pki "$PKI" || fail "cannot make the test PKI"   # wrongname.crt: DNS:wrong.test
-make_leaf "$PKI" peer2 "DNS:peer2.test" server ca || fail "peer2 certificate"
+tls_pki peer2.test   # and wrongname.crt: DNS:wrong.test
 
 SIP_EXTRA_ADDRS="$K1 $K2"
 SIP_REGIONS=$(cat <<REG
@@ -33,37 +28,20 @@ peers = [ { address = "$K1:5061", transport = "tls", server_name = "peer1.test",
 # "probe timeout", and a later connection failure leaves that WHY as it is.)
 probe = "none"
 
-# The SIPp hosts as UDP peers of the second region: sbcd takes their OPTIONS (sip_warm), and a
-# call that fell back to them would reach a callee without our TLS Via (checked below).
-[[region]]
-name = "region2"
-peers = [ { address = "198.18.1.11:5060" }, { address = "198.18.1.12:5060" },
-          { address = "198.18.2.21:5060" }, { address = "198.18.2.22:5060" } ]
-probe = "none"
+$(tls_hosts_region region2)
 REG
 )
-SIP_EXTRA_CONFIG="[tls]
-ca_file = \"$PKI/ca.crt\"
-
-[streams]
-reconnect_min_ms = 100
-reconnect_max_ms = 500"
+SIP_EXTRA_CONFIG=$(tls_config)
 # Both Kamailio peers listen before sbcd starts (sip_up writes the config after it added
 # their addresses): sbcd's very first handshake with the first peer meets its certificate.
 start_peers() {
-  peer 198.18.1.11 uas.xml
-  peer 198.18.1.12 uas.xml
-  ktls_peer_start "$SIPP_NS_HOSTS" "$DIR/kamailio1" "$K1" "sip:198.18.1.11:5060" cert="$PKI/wrongname.crt" key="$PKI/wrongname.key" ||
-    fail "Kamailio peer1 did not start"
-  ktls_peer_start "$SIPP_NS_HOSTS" "$DIR/kamailio2" "$K2" "sip:198.18.1.12:5060" cert="$PKI/peer2.crt" key="$PKI/peer2.key" ||
-    fail "Kamailio peer2 did not start"
+  kamailio_peer 1 wrongname
+  kamailio_peer 2 peer2.test
 }
-eval "orig_$(declare -f sip_write_config)"
-sip_write_config() { orig_sip_write_config "$@"; start_peers; }
+tls_peers_before_sbcd start_peers
 sip_up
 
 # The second peer comes up over its TLS connection; the first meets the name check.
-est_count() { ctl conns --json | grep -Eo '"state": ?"established"' | wc -l; }
 for _ in $(seq 50); do [ "$(peer_field "$P2" state)" = up ] && [ "$(est_count)" -ge 1 ] && break; sleep 0.1; done
 [ "$(peer_field "$P2" state)" = up ] || { ctl peers >&2; ctl conns >&2; fail "peer2 (good certificate) is $(peer_field "$P2" state), expected up"; }
 wait_metric '^sbc_stream_handshakes_total\{result="failed",reason="name_mismatch"\} [1-9]' ||
@@ -76,7 +54,7 @@ n2=$(received "$DIR/peer-198.18.1.12" '^INVITE ')
 [ "$n1" -eq 0 ] && [ "$n2" -eq "$CALLS" ] ||
   fail "callee behind peer1 (wrong name) got $n1 INVITEs, behind peer2 $n2; expected 0 and $CALLS"
 # The second Via of each INVITE at the callee (under Kamailio's) is ours, over TLS.
-v=$(msgs "$DIR/peer-198.18.1.12" | awk '/message received/{m=1;next} m&&NF{inv=($0 ~ /^INVITE /);m=0;next} inv&&/^Via:/{print;n++} inv&&/^Via:/&&n%2==0{inv=0}')
+v=$(invite_vias "$DIR/peer-198.18.1.12")
 [ "$(grep -c '^Via: SIP/2.0/TLS 198.18.0.1:5060;branch=z9hG4bKsT' <<<"$v")" -eq "$CALLS" ] ||
   { echo "$v" >&2; fail "not every INVITE reached the callee through peer2 over TLS (a fallback to UDP?)"; }
 
