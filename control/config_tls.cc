@@ -200,11 +200,12 @@ void read_streams(loader& l, const toml::table& t, streams::stream_settings& s)
                 "expected at least reconnect_min_ms (" + std::to_string(s.reconnect_min_ms) + "), got " +
                     std::to_string(s.reconnect_max_ms));
     }
-    r.get_uint("max_connections", s.max_connections, 1, 1048576, "connections, all together");
+    r.get_uint("max_connections", s.max_connections, 1, 65535, "connections, all together");
     r.get_uint("max_connections_per_source", s.max_connections_per_source, 1, 1048576, "inbound, per remote address");
     r.get_uint("max_handshakes_per_s_per_source", s.max_handshakes_per_s_per_source, 1, 100000,
                "TLS handshakes begun per second, per remote address");
     r.get_u16("connections_per_peer", s.connections_per_peer, 1, 16, "persistent connections to each TCP/TLS peer");
+    r.get_uint("idle_wait_us", s.idle_wait_us, 50, 100000, "microseconds");
     r.finish();
 }
 

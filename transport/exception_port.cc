@@ -46,7 +46,13 @@ bool open_exception_port(const netns& ns, const std::string& ifname, const rte_e
         return false;
     }
     rte_eth_conf conf{};
-    if (int rc = rte_eth_dev_configure(out.port_id, 1, 1, &conf); rc != 0) {
+    conf.intr_conf.rxq = 1;  // an fd that wakes the stream thread when the kernel sends
+    int rc = rte_eth_dev_configure(out.port_id, 1, 1, &conf);
+    if (rc != 0) {
+        conf.intr_conf.rxq = 0;  // a PMD without RX interrupts: the stream thread polls it
+        rc = rte_eth_dev_configure(out.port_id, 1, 1, &conf);
+    }
+    if (rc != 0) {
         error = rte_error("exception port configure", rc);
         return false;
     }
@@ -63,6 +69,8 @@ bool open_exception_port(const netns& ns, const std::string& ifname, const rte_e
         return false;
     }
     out.started = true;
+    if (conf.intr_conf.rxq != 0 && rte_eth_dev_rx_intr_enable(out.port_id, 0) == 0)
+        out.rx_fd = rte_eth_dev_rx_intr_ctl_q_get_fd(out.port_id, 0);
     link_setup ls;
     ls.ifname = ifname;
     std::memcpy(ls.mac.data(), mac.addr_bytes, ls.mac.size());

@@ -28,6 +28,7 @@ struct exception_port {
     std::string device;          ///< the vdev string it was probed with
     rte_ether_addr kernel_mac{}; ///< the kernel interface's MAC (frames to it carry it)
     rte_mempool* pool = nullptr; ///< what its RX queue fills
+    int rx_fd = -1;              ///< readable when the kernel has sent frames (RX interrupt); -1: none
     bool started = false;
 };
 

@@ -24,7 +24,6 @@ namespace sbc::streams {
 
 namespace {
 
-constexpr uint64_t listener_tag = 1ull << 63;
 constexpr std::size_t max_unsent = 1 << 20;  ///< unsent output that closes a connection
 
 sockaddr_in to_sockaddr(const endpoint& e)
@@ -81,6 +80,7 @@ void stream_thread::impl::open_listener(const endpoint& local, uint16_t trunk)
 
 void stream_thread::impl::on_event(const dataplane::snapshot& snap, const epoll_event& ev)
 {
+    if (ev.data.u64 == exception_tag) return;  // the kernel sent frames: the loop pumps them
     if ((ev.data.u64 & listener_tag) != 0) {
         const std::size_t i = ev.data.u64 & ~listener_tag;
         if (i < listeners_.size()) accept_on(snap, listeners_[i]);

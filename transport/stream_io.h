@@ -21,6 +21,10 @@
 
 namespace sbc::streams {
 
+/// epoll data of a listener (| its index) and of the exception port's RX fd; a connection's is its id.
+inline constexpr uint64_t listener_tag = 1ull << 63;
+inline constexpr uint64_t exception_tag = 1ull << 62;
+
 struct listener {
     int fd = -1;
     endpoint local;

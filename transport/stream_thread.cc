@@ -20,9 +20,6 @@ namespace sbc::streams {
 
 namespace {
 
-/// The longest an idle stream thread waits before it looks at the rings and the exception port.
-constexpr timespec idle_wait{0, 100'000};
-
 uint64_t monotonic_ms()
 {
     timespec ts{};
@@ -78,6 +75,15 @@ void stream_thread::impl::run()
     std::string error;
     if (!o_.ns->enter(error)) problems_.push_back("cannot enter sbcd's namespace: " + error);
     ep_ = epoll_create1(EPOLL_CLOEXEC);
+    if (o_.port->rx_fd >= 0) {
+        // Level-triggered on the tap queue: readable while the kernel has frames for the wire.
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = exception_tag;
+        epoll_ctl(ep_, EPOLL_CTL_ADD, o_.port->rx_fd, &ev);
+    }
+    const timespec idle_wait{static_cast<time_t>(o_.settings.idle_wait_us / 1000000),
+                             static_cast<long>(o_.settings.idle_wait_us % 1000000) * 1000};
     dataplane::rcu::register_thread();
     uint64_t last_timers = 0, last_report = 0;
     uint32_t idle_loops = 0;
@@ -102,9 +108,9 @@ void stream_thread::impl::run()
         }
         dataplane::rcu::quiescent_state();
         // Busy: poll the sockets without waiting. After one iteration with nothing to do, wait
-        // in epoll for at most idle_wait (the exception port and the rings have no file
-        // descriptor to wake us): sockets wake us at once, a worker's message or a kernel
-        // frame waits at most that long. Spinning longer only burns the CPU it shares.
+        // in epoll for at most [streams] idle_wait_us: sockets and the exception port (its RX
+        // interrupt fd) wake us at once; the workers' rings have no file descriptor, so what
+        // they hand us waits at most that long. Spinning longer only burns the CPU it shares.
         idle_loops = work != 0 ? 0 : idle_loops + 1;
         const bool wait = idle_loops >= 2;
         std::array<epoll_event, 64> ev;

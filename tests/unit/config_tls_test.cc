@@ -110,8 +110,8 @@ TEST(config_tls, reads_every_key_of_streams)
                             "[streams]\ncpu = 3\nmax_message_bytes = 65535\nidle_timeout_ms = 60000\n"
                             "partial_timeout_ms = 2000\nconnect_timeout_ms = 1500\nhandshake_timeout_ms = 2500\n"
                             "keepalive_interval_ms = 0\nreconnect_min_ms = 100\nreconnect_max_ms = 100\n"
-                            "max_connections = 100000\nmax_connections_per_source = 10\n"
-                            "max_handshakes_per_s_per_source = 5\nconnections_per_peer = 16\n");
+                            "max_connections = 65535\nmax_connections_per_source = 10\n"
+                            "max_handshakes_per_s_per_source = 5\nconnections_per_peer = 16\nidle_wait_us = 200\n");
     const streams::stream_settings& s = c.streams;
     EXPECT_EQ(s.line, 9);
     EXPECT_EQ(s.cpu, 3);
@@ -123,10 +123,12 @@ TEST(config_tls, reads_every_key_of_streams)
     EXPECT_EQ(s.keepalive_interval_ms, 0u);
     EXPECT_EQ(s.reconnect_min_ms, 100u);
     EXPECT_EQ(s.reconnect_max_ms, 100u);
-    EXPECT_EQ(s.max_connections, 100000u);
+    EXPECT_EQ(s.max_connections, 65535u);
     EXPECT_EQ(s.max_connections_per_source, 10u);
     EXPECT_EQ(s.max_handshakes_per_s_per_source, 5u);
     EXPECT_EQ(s.connections_per_peer, 16);
+    EXPECT_EQ(s.idle_wait_us, 200u);
+    EXPECT_EQ(parsed(base).streams.idle_wait_us, 1000u);
     EXPECT_EQ(parsed(base + "[streams]\ncpu = -1\n").streams.cpu, -1);
 }
 
@@ -151,7 +153,9 @@ TEST(config_tls, refuses_stream_values_out_of_range_at_their_line_and_key)
         {"keepalive_interval_ms = 3600001", "streams.keepalive_interval_ms", "0..3600000"},
         {"reconnect_min_ms = 9", "streams.reconnect_min_ms", "10..60000"},
         {"reconnect_max_ms = 400", "streams.reconnect_max_ms", "at least reconnect_min_ms (500), got 400"},
-        {"max_connections = 0", "streams.max_connections", "1..1048576"},
+        {"max_connections = 0", "streams.max_connections", "1..65535"},
+        {"max_connections = 65536", "streams.max_connections", "1..65535"},
+        {"idle_wait_us = 49", "streams.idle_wait_us", "50..100000"},
         {"max_connections_per_source = 0", "streams.max_connections_per_source", "1..1048576"},
         {"max_handshakes_per_s_per_source = 0", "streams.max_handshakes_per_s_per_source", "1..100000"},
         {"connections_per_peer = 0", "streams.connections_per_peer", "1..16"},
