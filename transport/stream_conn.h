@@ -19,6 +19,8 @@ namespace sbc::streams {
 enum class conn_state : uint8_t { free, connecting, handshaking, established };
 
 inline constexpr uint32_t no_owner_peer = 0xffffffff;
+/// An outbound TLS connection that no refusal followed for this long counts as up.
+inline constexpr uint64_t confirm_after_ms = 300;
 /// INVITEs sent on a connection to a peer whose branches are kept, so that a lost connection
 /// fails those attempts over at once (as an ICMP unreachable does for UDP).
 inline constexpr std::size_t invite_memory = 64;
@@ -31,6 +33,9 @@ struct conn {
     bool want_write = false;      ///< EPOLLOUT is armed
     bool ping_outstanding = false;
     bool dirty = false;           ///< in the stream thread's list of connections to flush
+    bool confirmed = false;       ///< up for its peer (see stream_thread::impl::established)
+    uint64_t handshake_read = 0;  ///< bytes read from the socket when the handshake ended
+    uint64_t confirm_at_ms = 0;   ///< unconfirmed: taken as up at this time
     int fd = -1;
     SSL* ssl = nullptr;
     std::shared_ptr<tls_context> tls;  ///< kept alive while the connection uses it

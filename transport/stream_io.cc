@@ -255,6 +255,24 @@ void stream_thread::impl::established(conn& c)
 {
     c.state = conn_state::established;
     c.last_rx_ms = c.ping_ms = now_ms_;
+    watch(c, !c.out.empty());
+    flush(c);
+    if (c.ssl == nullptr || !c.outbound) {
+        confirm(c);
+        return;
+    }
+    // TLS 1.3: our side of the handshake ends before the server has checked our certificate;
+    // a server that refuses it says so right after (an alert). The connection counts as up once
+    // the server has sent something more (its session tickets, a pong, a message) or
+    // confirm_after_ms went by without a refusal, so that a refused peer does not flap up.
+    c.handshake_read = BIO_number_read(SSL_get_rbio(c.ssl));
+    c.confirm_at_ms = now_ms_ + confirm_after_ms;
+    read_from(c);
+}
+
+void stream_thread::impl::confirm(conn& c)
+{
+    c.confirmed = true;
     if (c.peer_id != no_owner_peer) {
         if (auto it = peers_.find(c.peer_id); it != peers_.end()) {
             peer_entry& e = it->second;
@@ -264,8 +282,6 @@ void stream_thread::impl::established(conn& c)
             e.reported_down = false;
         }
     }
-    watch(c, !c.out.empty());
-    flush(c);
 }
 
 void stream_thread::impl::watch(conn& c, bool want_write)
@@ -305,6 +321,7 @@ void stream_thread::impl::read_from(conn& c)
             }
         }
         c.framer->commit(static_cast<std::size_t>(n));
+        if (!c.confirmed) confirm(c);
         c.bytes_in += static_cast<uint64_t>(n);
         stats_.bytes_in.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
         c.last_rx_ms = now_ms_;
@@ -326,6 +343,9 @@ void stream_thread::impl::read_from(conn& c)
         }
         if (static_cast<std::size_t>(n) < room.size() && (c.ssl == nullptr || SSL_pending(c.ssl) == 0)) break;
     }
+    // Session tickets (or anything else) read after the handshake, and no alert: the server
+    // took our certificate.
+    if (!c.confirmed && c.ssl != nullptr && BIO_number_read(SSL_get_rbio(c.ssl)) > c.handshake_read) confirm(c);
 }
 
 void stream_thread::impl::deliver(conn& c, std::string_view msg)

@@ -72,6 +72,8 @@ struct stream_thread::impl {
     void on_connected(conn& c);
     void handshake(conn& c);
     void established(conn& c);
+    /// The connection is up for its peer: backoff reset, the control core told.
+    void confirm(conn& c);
     void read_from(conn& c);
     void deliver(conn& c, std::string_view msg);
     void send_bytes(conn& c, std::string_view bytes);

@@ -264,6 +264,7 @@ void stream_thread::impl::run_timers(const dataplane::snapshot&)
             continue;
         }
         if (c.state != conn_state::established) continue;
+        if (!c.confirmed && now_ms_ >= c.confirm_at_ms) confirm(c);
         if (c.framer && c.framer->partial()) {
             if (c.partial_since_ms == 0) c.partial_since_ms = now_ms_;
             if (now_ms_ - c.partial_since_ms >= s.partial_timeout_ms) {
@@ -308,9 +309,11 @@ void stream_thread::impl::publish_report(const dataplane::snapshot&)
         conn_report cr;
         cr.id = c.id;
         cr.outbound = c.outbound;
-        cr.state = c.state == conn_state::connecting ? "connecting"
-                   : c.state == conn_state::handshaking ? "handshaking"
-                                                         : "established";
+        // An outbound TLS connection the server may still refuse (see impl::confirm) shows as
+        // "handshaking" until it is confirmed.
+        cr.state = c.state == conn_state::connecting                          ? "connecting"
+                   : c.state == conn_state::handshaking || !c.confirmed       ? "handshaking"
+                                                                              : "established";
         cr.local = c.local;
         cr.remote = c.remote;
         if (c.peer_id != no_owner_peer) {
@@ -336,7 +339,7 @@ void stream_thread::impl::publish_report(const dataplane::snapshot&)
         p.peer_id = id;
         p.name = e.name;
         for (uint32_t cid : e.conns)
-            if (const conn* c = conns_.find(cid); c && c->state == conn_state::established) ++p.established;
+            if (const conn* c = conns_.find(cid); c && c->state == conn_state::established && c->confirmed) ++p.established;
         p.last_error = e.last_error;
         r->peers.push_back(std::move(p));
     }
