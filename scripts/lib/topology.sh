@@ -105,6 +105,12 @@ sbcd_start() {
   "$build/sbcd" --config "$cfg" >"$log" 2>&1 &
   SBCD_PID=$!
   topo_track "$SBCD_PID"
+  # sbcd removes its own namespace (TCP/TLS: "sbcd-<file prefix>") when it exits; one it
+  # could not remove (killed, crashed) goes with the test's namespaces.
+  local node prefix
+  node=$(sed -nE 's/^name *= *"(.*)".*/\1/p' "$cfg" | head -n 1)
+  prefix=$(sed -nE 's/^file_prefix *= *"(.*)".*/\1/p' "$cfg" | head -n 1)
+  TOPO_NAMESPACES+=("sbcd-${prefix:-sbc-$node}")
   for _ in $(seq 1 300); do
     if ! kill -0 "$SBCD_PID" 2>/dev/null; then
       topo_log "sbcd exited during start:"; cat "$log" >&2; return 1
