@@ -102,7 +102,7 @@ void probe_runner::tick(uint64_t now_ms, const name_fn& name_of)
         }
         if (p.proto != transport::udp) {
             // A TCP/TLS peer: over its persistent connection, through the stream thread.
-            if (!send_stream(rt_, t.leg_local(p.proto), p.remote(), p.id, {text.data(), len})) ++send_failures_;
+            if (!send_stream(rt_, t.leg_local(p.proto), p.remote(), {text.data(), len})) ++send_failures_;
             continue;
         }
         const dataplane::next_hop nh = dataplane::route_packet(interfaces_, t.address, p.address, t.iface);

@@ -26,7 +26,7 @@ send_result send_udp(dataplane::dataplane_runtime& rt, const dataplane::interfac
     return dataplane::inject_frame(rt, m) ? send_result::sent : send_result::ring_full;
 }
 
-bool send_stream(dataplane::dataplane_runtime& rt, const endpoint& src, const endpoint& dst, uint32_t peer_id,
+bool send_stream(dataplane::dataplane_runtime& rt, const endpoint& src, const endpoint& dst,
                  std::string_view payload)
 {
     if (rt.control_out == nullptr || rt.stream_pool == nullptr) return false;
@@ -42,7 +42,6 @@ bool send_stream(dataplane::dataplane_runtime& rt, const endpoint& src, const en
     h->src = src;
     h->dst = dst;
     h->len = static_cast<uint32_t>(payload.size());
-    h->peer_id = peer_id;
     h->from_control = 1;
     if (rte_ring_sp_enqueue(rt.control_out, m) != 0) {
         rte_pktmbuf_free(m);

@@ -21,9 +21,9 @@ send_result send_udp(dataplane::dataplane_runtime& rt, const dataplane::interfac
                      const dataplane::mac_addr& next_hop_mac, const endpoint& src, const endpoint& dst,
                      std::string_view payload, uint16_t ip_id);
 
-/// Hands `payload` to the stream thread for the TCP/TLS peer `peer_id` at `dst` (its persistent
+/// Hands `payload` to the stream thread for the TCP/TLS peer at `dst` (its persistent
 /// connection). False when there is no stream thread, no buffer, or its ring is full.
-bool send_stream(dataplane::dataplane_runtime& rt, const endpoint& src, const endpoint& dst, uint32_t peer_id,
+bool send_stream(dataplane::dataplane_runtime& rt, const endpoint& src, const endpoint& dst,
                  std::string_view payload);
 
 }  // namespace sbc::control

@@ -29,7 +29,6 @@ struct stream_send {
     endpoint src;           ///< our endpoint on the trunk (Via's sent-by)
     endpoint dst;
     uint32_t len = 0;       ///< bytes of the message (the mbuf's data)
-    uint32_t peer_id = 0xffffffff;  ///< the peer it goes to, when known (control core's probes)
     uint8_t worker = 0;     ///< who sent it: a lost connection is reported back to it
     uint8_t from_control = 0;  ///< 1: the control core's probe (no worker to tell)
 };

@@ -302,18 +302,18 @@ void stream_thread::impl::run_timers(const dataplane::snapshot&)
 void stream_thread::impl::publish_report(const dataplane::snapshot&)
 {
     auto r = std::make_shared<stream_report>();
-    std::array<uint64_t, 4> by_state{};
+    std::array<uint64_t, 3> by_state{};  // connecting, handshaking, established, as shown
+    static constexpr std::array<const char*, 3> state_names{"connecting", "handshaking", "established"};
     for (const conn& c : conns_.all()) {
         if (c.state == conn_state::free) continue;
-        ++by_state[static_cast<std::size_t>(c.state) - 1];
+        // An outbound TLS connection the server may still refuse (see impl::confirm) shows as
+        // "handshaking" until it is confirmed.
+        const std::size_t shown = c.state == conn_state::connecting ? 0 : c.state == conn_state::handshaking || !c.confirmed ? 1 : 2;
+        ++by_state[shown];
         conn_report cr;
         cr.id = c.id;
         cr.outbound = c.outbound;
-        // An outbound TLS connection the server may still refuse (see impl::confirm) shows as
-        // "handshaking" until it is confirmed.
-        cr.state = c.state == conn_state::connecting                          ? "connecting"
-                   : c.state == conn_state::handshaking || !c.confirmed       ? "handshaking"
-                                                                              : "established";
+        cr.state = state_names[shown];
         cr.local = c.local;
         cr.remote = c.remote;
         if (c.peer_id != no_owner_peer) {

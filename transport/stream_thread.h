@@ -86,7 +86,7 @@ struct stream_stats {
 #undef SBC_X
     std::array<std::atomic<uint64_t>, conn_reason_count> closed{};             ///< connections ended, by reason
     std::array<std::atomic<uint64_t>, conn_reason_count> handshakes_failed{};  ///< by reason
-    std::array<std::atomic<uint64_t>, 4> open_by_state{};  ///< connecting, handshaking, established, (unused)
+    std::array<std::atomic<uint64_t>, 3> open_by_state{};  ///< connecting, handshaking, established (as shown)
     pump_counters pump;
 };
 
