@@ -58,6 +58,18 @@ bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
     return true;
 }
 
+/// The host of a message's Contact when it is an address literal (a name: nullopt).
+std::optional<ip_address> contact_address(const message& m) noexcept
+{
+    if (m.h_contact == no_header) return std::nullopt;
+    name_addr na;
+    if (parse_name_addr(m.raw, m.headers[m.h_contact].value, na, error::bad_contact) != error::none)
+        return std::nullopt;
+    uri u;
+    if (!parse_uri(m.raw, na.uri_text, u)) return std::nullopt;
+    return uri_address(m.raw, u);
+}
+
 bool same_name(std::string_view a, std::string_view b) noexcept
 {
     if (a.size() != b.size() || a.empty()) return false;
@@ -199,8 +211,21 @@ int message_owner(const message& m) noexcept
     return static_cast<int>(v);
 }
 
+/// What sbcd answers an OPTIONS addressed to itself with (RFC 3261 section 11.2). Allow: the
+/// methods it relays, out of dialog (forward_out_of_dialog takes any method) and in dialog
+/// by Route; REGISTER and PUBLISH are left out, as a trunk SBC adds no Path and is no
+/// registrar or presence server. Accept: the one body it reads and rewrites, SDP (other
+/// bodies are relayed untouched). Supported: the option tags whose methods and headers it
+/// relays end to end without a part in them, so a UA behind it can rely on them: 100rel
+/// (PRACK, RSeq, RAck, RFC 3262) and timer (Session-Expires, refreshes by re-INVITE or
+/// UPDATE, RFC 4028); it anchors the SDP these carry like any other offer or answer.
+constexpr std::string_view self_capabilities =
+    "Allow: INVITE, ACK, BYE, CANCEL, OPTIONS, PRACK, UPDATE, INFO, REFER, NOTIFY, SUBSCRIBE, MESSAGE\r\n"
+    "Accept: application/sdp\r\n"
+    "Supported: 100rel, timer\r\n";
+
 void proxy::respond(const sip_input& a, uint16_t code, std::string_view reason, outbox& out, bool retry_after,
-                    uint32_t retry_after_s) noexcept
+                    uint32_t retry_after_s, std::string_view extra) noexcept
 {
     out_message* d = out.next();
     if (d == nullptr) {
@@ -215,6 +240,7 @@ void proxy::respond(const sip_input& a, uint16_t code, std::string_view reason, 
     spec.to_tag = std::string_view(tag, 12);
     spec.has_retry_after = retry_after;
     spec.retry_after = retry_after_s;
+    spec.extra = extra;
     const write_result r = build_response(*msg_, spec, d->data);
     if (r.ok()) out.commit(a.local, a.src, r.len);
 }
@@ -229,8 +255,10 @@ void proxy::on_message(const proxy_tables& t, const peer_health& h, const sip_in
                        outbox& out) noexcept
 {
     msg_ = &m;
-    // Only trunk sources and known peers may talk to us; others get no answer at all.
-    if (a.trunk < t.trunks.size() && !t.trunks[a.trunk].allows(a.src.addr) && !t.is_peer_address(a.src.addr)) {
+    // Only trunk sources and known peers may talk to us, and a dialog's party answering what
+    // we forwarded to it; others get no answer at all.
+    if (a.trunk < t.trunks.size() && !t.trunks[a.trunk].allows(a.src.addr) && !t.is_peer_address(a.src.addr) &&
+        !party_response(t, m, a.src)) {
         stats_->add(proxy_counter::source_denied);
         return;
     }
@@ -292,7 +320,7 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
         // OPTIONS to the SBC itself (no user part): its own health answer.
         if (!h.draining() && !h.overloaded()) {
             stats_->add(proxy_counter::options_answered);
-            respond(a, t.self.healthy_code, {}, out);
+            respond(a, t.self.healthy_code, {}, out, false, 0, self_capabilities);
             return;
         }
         const uint16_t code = t.self.unavailable_code;
@@ -303,7 +331,7 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
         stats_->add(proxy_counter::options_answered);
         std::string_view reason;  // other codes: the standard phrase
         if (code == 503) reason = h.draining() ? "Service Unavailable (draining)" : "Service Unavailable (overloaded)";
-        respond(a, code, reason, out, code == 503, t.retry.retry_after_s);
+        respond(a, code, reason, out, code == 503, t.retry.retry_after_s, self_capabilities);
         return;
     }
     if (has_to_tag) {
@@ -353,8 +381,9 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox&
     // peer the connection is left to the stream thread (connection 0: its persistent one to
     // that peer, which also carried the INVITE): simplest, and right after a reconnect.
     bool to_caller_conn = false;
-    if (const uint32_t d = dialogs_->find(call); d != none_slot) {
-        const dialog_table::entry& de = dialogs_->table.at(d);
+    const uint32_t dl = dialogs_->find(call);
+    if (dl != none_slot) {
+        const dialog_table::entry& de = dialogs_->table.at(dl);
         if (is_stream(de.caller.proto) && !de.caller.same_place(a.src)) {
             next = de.caller;
             to_caller_conn = true;
@@ -364,6 +393,21 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox&
     if (!next.addr.is_v4()) {  // the dataplane sends IPv4 only (for now)
         stats_->add(proxy_counter::rejected);
         respond(a, 404, "Not Found (next hop is not an IPv4 address)", out);
+        return true;
+    }
+    // Only where the peers or a dialog we hold say a request may go: else any trunk source
+    // could have us relay to any host (and its answer would be denied on the way back). A
+    // peer is trusted with where its requests go (the callee's, before the 2xx too); toward a
+    // peer is always fine; else the next hop must be a party of the dialog. A call without a
+    // dialog entry (the table was full; or early, before its 2xx) keeps only the peer cases.
+    if (!t.is_peer_address(a.src.addr) && !t.is_peer_address(next.addr) &&
+        (dl == none_slot || !dialogs_->table.at(dl).party(next.addr))) {
+        stats_->add(proxy_counter::in_dialog_refused);
+        if (m.req_method == method::ack) return true;  // never answered (RFC 3261 17)
+        if (dl == none_slot)
+            respond(a, 481, {}, out);
+        else
+            respond(a, 403, "Forbidden (next hop is not in this dialog)", out);
         return true;
     }
     stats_->add(proxy_counter::in_dialog);
@@ -405,6 +449,25 @@ std::size_t proxy::write_stateless_branch(char* out, uint64_t key) const noexcep
     p = put_hex(p, worker_, 2);
     p = put_hex(p, key, 12);
     return static_cast<std::size_t>(p - out);
+}
+
+bool proxy::party_response(const proxy_tables& t, const message& m, const endpoint& src) const noexcept
+{
+    // Only an answer to a request we forwarded statelessly (our stateless branch on top), from
+    // a party of the dialog of its Call-ID.
+    if (!m.is_response() || !m.has_top_via || !m.text(m.top_via.branch).starts_with(branch_stateless)) return false;
+    const uint32_t d = dialogs_->find(hash_bytes(m.call_id()));
+    if (d == none_slot || !dialogs_->table.at(d).party(src.addr)) return false;
+    // And our Via must send it back to someone who may talk to us: else a party could have
+    // us reflect whatever it writes to any host.
+    bool found = false;
+    const std::string_view back = param_value(m.text(m.top_via.params), "sbc-src", found);
+    endpoint dst;
+    if (!found || !read_via_source(back, dst)) return false;
+    if (dialogs_->table.at(d).party(dst.addr) || t.is_peer_address(dst.addr)) return true;
+    for (const trunk& tr : t.trunks)
+        if (tr.allows(dst.addr)) return true;
+    return false;
 }
 
 bool proxy::relay_by_via(const sip_input& a, outbox& out) noexcept
@@ -494,6 +557,23 @@ void proxy::dialog_started(uint64_t key, uint32_t peer_id) noexcept
     stats_->add(proxy_counter::dialogs_created);
     stats_->dialogs_active.store(dialogs_->table.size(), std::memory_order_relaxed);
     if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], +1);
+}
+
+void proxy::dialog_parties(uint32_t slot) noexcept
+{
+    const setup& s = setups_->at(slot);
+    const uint32_t d = dialogs_->find(s.callid_hash);
+    if (d == none_slot) return;  // the table was full: forward_in_dialog keeps the peer cases
+    dialog_table::entry& de = dialogs_->table.at(d);
+    de.caller = s.caller;  // with its connection: requests toward it reuse it
+    de.caller_local = s.local;
+    de.callee_local = s.out_local;
+    // The parties in-dialog requests may go to besides the caller: each side's Contact (the
+    // targets of the requests toward it, RFC 3261 12.1). Once per answered call.
+    if (const std::optional<ip_address> c = contact_address(*msg_)) de.callee_contact = *c;
+    const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
+    if (parse(stored, *aux_) == error::none)
+        if (const std::optional<ip_address> c = contact_address(*aux_)) de.caller_contact = *c;
 }
 
 void proxy::dialog_bye_seen(uint64_t key, uint64_t now) noexcept

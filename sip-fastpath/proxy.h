@@ -39,6 +39,11 @@ struct sip_input {
 
 constexpr std::size_t max_out_size = 4096;
 constexpr std::size_t outbox_capacity = 64;
+/// Largest SIP message sent over UDP: an IPv4 packet of 1500 bytes (the dataplane's
+/// ipv4_mtu, dataplane/udp_frame.h, which asserts the two agree) less its IPv4 and UDP
+/// headers. We neither fragment nor switch a leg to TCP (RFC 3261 18.1.1): a larger message
+/// is refused with 513.
+constexpr std::size_t max_udp_payload = 1500 - 28;
 
 /// A message the proxy wants sent: from our `src` to `dst`, each naming the transport (and
 /// for streams the connection) of the leg it goes on; the send step frames it for that
@@ -48,6 +53,15 @@ struct out_message {
     endpoint dst;
     uint16_t len = 0;
     std::array<char, max_out_size> data;
+};
+
+/// Why a message the proxy produced did not leave the SBC: a local failure, never the peer's.
+enum class send_failure : uint8_t {
+    too_big,        ///< larger than its transport carries (a UDP datagram over the MTU)
+    unresolved,     ///< the next hop's MAC never resolved (a datagram held for ARP expired)
+    no_route,       ///< no interface or next hop reaches the destination
+    no_buffer,      ///< no mbuf, or a full queue toward the stream thread
+    no_connection,  ///< no stream transport for a TCP or TLS leg
 };
 
 enum class peer_event_kind : uint8_t { failed, answered };
@@ -107,13 +121,19 @@ struct outbox {
     X(stale_responses, "responses for no known transaction")                             \
     X(relayed_stateless, "responses and requests relayed without transaction state")    \
     X(in_dialog, "in-dialog requests routed by Route")                                   \
+    X(in_dialog_refused, "in-dialog requests toward neither a peer nor a party of a dialog we hold (481, 403; ACK dropped)") \
     X(options_answered, "OPTIONS addressed to the SBC answered")                         \
     X(options_unanswered, "OPTIONS to the SBC left unanswered while draining or overloaded") \
     X(acks_absorbed, "ACKs for non-2xx finals absorbed")                                 \
     X(retransmits_sent, "requests or responses we retransmitted")                        \
     X(dialogs_created, "dialogs created")                                                \
     X(dialogs_ended, "dialogs ended")                                                    \
-    X(outbox_full, "messages not sent because the outbox was full")
+    X(outbox_full, "messages not sent because the outbox was full")                     \
+    X(send_failed_too_big, "messages too big for their transport (513 to the sender where it can be answered)") \
+    X(send_failed_unresolved, "messages not sent because their next hop never resolved")  \
+    X(send_failed_no_route, "messages not sent because no interface or next hop reaches their destination") \
+    X(send_failed_no_buffer, "messages not sent for want of a buffer or queue room")      \
+    X(send_failed_no_connection, "messages not sent for want of a stream transport")
 
 SBC_LIST_ENUM(proxy_counter, SBC_PROXY_COUNTERS);
 constexpr std::size_t proxy_counter_count = list_size<proxy_counter>;
@@ -170,6 +190,20 @@ public:
     /// `to`): the attempt it belongs to is failed over at once.
     void on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std::string_view quoted, const endpoint& to,
                              uint64_t now_ms, outbox& out) noexcept;
+    /// A message this proxy produced (`sent`, its bytes as they were to leave, at least up to
+    /// the end of the header block; `to`, its destination) could not be sent for a local
+    /// reason `why`. The peer is never blamed: no peer event, no failure counted against it.
+    /// When it is the INVITE of a call's current attempt (our branch of that attempt, the call
+    /// still calling or proceeding), the caller gets its final answer at once: 513 for
+    /// too_big, 503 otherwise, 487 when it was cancelled meanwhile. A request relayed
+    /// statelessly that was too_big is answered 513 to its sender (named by our Via's
+    /// sbc-src) when the sender's Via is below ours; ACKs, responses and anything else are
+    /// only counted. Every call counts one send_failed_* counter. What it produces goes into
+    /// `out`, to be sent once: a failure among those is only counted, never reported again.
+    /// Worker only, by the worker that owns this proxy (a failure of another worker's message
+    /// finds no call here: counted, nothing else).
+    void on_send_failed(const proxy_tables& t, const peer_health& h, std::string_view sent, const endpoint& to,
+                        send_failure why, uint64_t now_ms, outbox& out) noexcept;
     /// Runs the timers due by now_ms (retransmissions, no-response, clean-up).
     void on_tick(const proxy_tables& t, const peer_health& h, uint64_t now_ms, outbox& out) noexcept;
 
@@ -195,18 +229,27 @@ private:
     std::size_t write_stateless_branch(char* out, uint64_t key) const noexcept;
     void on_cancel(const sip_input& a, outbox& out) noexcept;
     bool forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox& out) noexcept;
+    /// Whether a response from `src`, a source no trunk allows and no peer has, may still be
+    /// relayed: the dialog of its Call-ID names `src` as a party, and our Via sends it back to
+    /// someone who may talk to us (a peer, a trunk source, a party).
+    bool party_response(const proxy_tables& t, const message& m, const endpoint& src) const noexcept;
+    /// A call was answered (setup `slot`, the 2xx in msg_): the dialog of its Call-ID learns
+    /// its parties and legs.
+    void dialog_parties(uint32_t slot) noexcept;
     void invite_response(const proxy_tables& t, const peer_health& h, uint32_t slot, const sip_input& a,
                          outbox& out) noexcept;
     void next_attempt(const proxy_tables& t, const peer_health& h, uint32_t slot, failure_cause why, uint64_t now,
                       outbox& out) noexcept;
-    bool send_invite(const proxy_tables& t, uint32_t slot, outbox& out) noexcept;
+    /// The INVITE of setup `slot`'s current attempt to its peer; false when not sent. One
+    /// too big to send answers the caller 513 at once (the setup is then completed).
+    bool send_invite(const proxy_tables& t, uint32_t slot, uint64_t now, outbox& out) noexcept;
     void send_to_peer_simple(uint32_t slot, std::string_view method, std::string_view to_value, outbox& out) noexcept;
     void respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, uint64_t now,
                           outbox& out) noexcept;
     void relay_upstream(uint32_t slot, outbox& out) noexcept;
     bool relay_by_via(const sip_input& a, outbox& out) noexcept;
     void respond(const sip_input& a, uint16_t code, std::string_view reason, outbox& out, bool retry_after = false,
-                 uint32_t retry_after_s = 0) noexcept;
+                 uint32_t retry_after_s = 0, std::string_view extra = {}) noexcept;
     void fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uint64_t now, outbox& out) noexcept;
     void arm(uint32_t slot) noexcept;
     void release(uint32_t slot) noexcept;

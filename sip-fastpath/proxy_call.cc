@@ -68,6 +68,25 @@ void write_record_routes(const proxy_tables& t, uint16_t in, const endpoint& up,
     if (!up.same_place(down) || up_host != down_host) rr.second_len = write_rr(rr.second, up, up_host, worker);
 }
 
+/// Whether an edit produced (or failed to produce for want of room) a message too big for the
+/// leg toward `to`: over our buffers on any transport, over a datagram on UDP.
+bool too_big_for(const write_result& w, const endpoint& to) noexcept
+{
+    return w.err == error::no_space || (w.ok() && !is_stream(to.proto) && w.len > max_udp_payload);
+}
+
+proxy_counter send_failed_counter(send_failure why) noexcept
+{
+    switch (why) {
+    case send_failure::too_big: return proxy_counter::send_failed_too_big;
+    case send_failure::unresolved: return proxy_counter::send_failed_unresolved;
+    case send_failure::no_route: return proxy_counter::send_failed_no_route;
+    case send_failure::no_buffer: return proxy_counter::send_failed_no_buffer;
+    case send_failure::no_connection: return proxy_counter::send_failed_no_connection;
+    }
+    return proxy_counter::send_failed_no_buffer;
+}
+
 }  // namespace
 
 int proxy::route_group(const proxy_tables& t, const sip_input& a, bool count, outbox& out) noexcept
@@ -117,6 +136,11 @@ void proxy::forward_out_of_dialog(const proxy_tables& t, const peer_health& h, c
             via, write_via(via, local, {branch, write_stateless_branch(branch, upstream_key(m, a.src))}, a.src));
         e.decrement_max_forwards = true;
         const write_result w = edit(m, e, d->data);
+        if (too_big_for(w, to)) {
+            stats_->add(proxy_counter::send_failed_too_big);
+            respond(a, 513, {}, out);
+            return;
+        }
         if (w.ok()) {
             out.commit(local, to, w.len);
             stats_->add(proxy_counter::relayed_stateless);
@@ -158,7 +182,13 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
     if (route_group_index < 0) return;
     const auto group = static_cast<uint16_t>(route_group_index);
 
-    if (setups_->full() || m.raw.size() > max_out_size) {
+    if (m.raw.size() > max_out_size) {
+        // More than we keep or forward: refused for its size (no peer could take it).
+        stats_->add(proxy_counter::send_failed_too_big);
+        respond(a, 513, {}, out);
+        return;
+    }
+    if (setups_->full()) {
         stats_->add(proxy_counter::table_full);
         respond(a, 503, "Service Unavailable (call table full)", out, true, t.retry.retry_after_s);
         return;
@@ -200,7 +230,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
     first_attempt_ = false;
 }
 
-bool proxy::send_invite(const proxy_tables& t, uint32_t slot, outbox& out) noexcept
+bool proxy::send_invite(const proxy_tables& t, uint32_t slot, uint64_t now, outbox& out) noexcept
 {
     setup& s = setups_->at(slot);
     out_message* d = out.next();
@@ -233,6 +263,14 @@ bool proxy::send_invite(const proxy_tables& t, uint32_t slot, outbox& out) noexc
     e.decrement_max_forwards = true;
     if (!media_body(*inv, s.callid_hash, media_leg::b, e)) return false;
     const write_result w = edit(*inv, e, d->data);
+    if (too_big_for(w, s.peer)) {
+        // With our Via and Record-Route it no longer fits its leg: no peer could receive it.
+        // The caller hears now, rather than after every peer's no-response timer, and no peer
+        // is blamed for it.
+        stats_->add(proxy_counter::send_failed_too_big);
+        respond_upstream(slot, s.cancelled ? 487 : 513, false, 0, now, out);
+        return false;
+    }
     if (!w.ok()) return false;
     out.commit(local, s.peer, w.len);
     return true;
@@ -288,7 +326,6 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
     ++s.attempt;
     s.state = setup_state::calling;
     bump(stats_->active_by_peer[pe.id], +1);
-    bump(stats_->attempts_by_peer[pe.id], +1);
     s.rt_interval = timer_t1_ms;
     // Timer A only on UDP (RFC 3261 17.1.1.2): a stream delivers or loses the connection.
     // Timer B and the no-response failover run on every transport.
@@ -296,7 +333,9 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
     s.t_no_response = now + t.retry.no_response_ms;
     s.t_give_up = now + timer_b_ms;
     s.t_release = 0;
-    send_invite(t, slot, out);
+    // Refused before it left (too big): the caller has its answer, and the peer no attempt.
+    if (!send_invite(t, slot, now, out) && s.state != setup_state::calling) return;
+    bump(stats_->attempts_by_peer[pe.id], +1);
     arm(slot);
 }
 
@@ -362,10 +401,12 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
     char* store = &buffers_[std::size_t{slot} * max_out_size + s.invite_len];
     const write_result r = build_response(*aux_, spec, {store, max_out_size - s.invite_len});
     s.final_len = r.ok() ? static_cast<uint16_t>(r.len) : 0;
-    if (s.final_len != 0) {
-        if (out_message* d = out.next()) {
+    if (out_message* d = out.next()) {
+        if (s.final_len != 0) {
             std::memcpy(d->data.data(), store, s.final_len);
             out.commit(s.local, s.caller, s.final_len);
+        } else if (const write_result once = build_response(*aux_, spec, d->data); once.ok()) {
+            out.commit(s.local, s.caller, once.len);  // an INVITE near our limit leaves no room to keep it: sent once
         }
     }
     stats_->add(proxy_counter::calls_failed);
@@ -444,12 +485,7 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], -1);
         s.peer_id = no_peer;
         dialog_started(s.callid_hash, peer_id);
-        if (const uint32_t dl = dialogs_->find(s.callid_hash); dl != none_slot) {
-            dialog_table::entry& de = dialogs_->table.at(dl);
-            de.caller = s.caller;  // with its connection: requests toward it reuse it
-            de.caller_local = s.local;
-            de.callee_local = s.out_local;
-        }
+        dialog_parties(slot);
         media_dialog_started(slot);
         // Done: 2xx retransmissions are relayed statelessly (our Via names the caller), and
         // the caller stopped repeating its INVITE at our 100 Trying, so nothing needs the slot.
@@ -580,11 +616,82 @@ void proxy::fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uin
     }
     if (s.state == setup_state::calling && s.t_retransmit != 0 && now >= s.t_retransmit) {
         // Timer A: the INVITE again, doubling, until anything is heard.
-        if (send_invite(t, slot, out)) stats_->add(proxy_counter::retransmits_sent);
+        if (send_invite(t, slot, now, out))
+            stats_->add(proxy_counter::retransmits_sent);
+        else if (s.state != setup_state::calling)
+            return;  // refused as too big (the snapshot changed our Record-Route): answered
         s.rt_interval *= 2;
         s.t_retransmit = now + s.rt_interval;
     }
     arm(slot);
+}
+
+void proxy::on_send_failed(const proxy_tables& t, const peer_health&, std::string_view sent, const endpoint& to,
+                           send_failure why, uint64_t now_ms, outbox& out) noexcept
+{
+    stats_->add(send_failed_counter(why));
+    // Our own output, parsed again: an attempt's INVITE shares its branch with its CANCEL and
+    // ACK, and only the INVITE ends the call. (A body cut short does not matter here.)
+    message& m = *aux_;
+    parse(sent, m);
+    if (!m.is_request() || !m.has_top_via || m.req_method == method::ack) return;  // responses, ACKs: counted
+    txn_id id;
+    if (read_branch(m.text(m.top_via.branch), id)) {
+        if (m.req_method != method::invite || id.worker != worker_ || id.slot >= n_setups_) return;
+        setup& s = setups_->at(id.slot);
+        if (s.state != setup_state::calling && s.state != setup_state::proceeding) return;
+        if (s.gen != id.gen || (s.attempt & 0xf) != id.attempt || !s.peer.same_place(to)) return;  // a stale attempt
+        // Not the peer's failure: no peer event, nothing against its health. Nor is another
+        // peer likely to fare better from this box, and the caller should not wait for it.
+        respond_upstream(id.slot, s.cancelled ? 487 : why == send_failure::too_big ? 513 : 503, false, 0, now_ms, out);
+        return;
+    }
+    // A request relayed statelessly (in-dialog, or outside a dialog and not an INVITE): too
+    // big is final for it, so its sender hears 513; other causes may pass, it retransmits.
+    if (why != send_failure::too_big || !has_second_via(m)) return;
+    bool found = false;
+    endpoint sender;
+    if (!read_via_source(param_value(m.text(m.top_via.params), "sbc-src", found), sender) || !found) return;
+    // Our endpoint on the sender's leg: the dialog's, else the trunk of the peer it is, else
+    // the trunk that allows it.
+    const uint64_t call = hash_bytes(m.call_id());
+    endpoint from{};
+    if (const uint32_t dl = dialogs_->find(call); dl != none_slot) {
+        const dialog_table::entry& de = dialogs_->table.at(dl);
+        from = de.caller.same_place(sender) ? de.caller_local : de.callee_local;
+    }
+    if (from.port == 0) {
+        if (const uint32_t p = t.find_peer(sender.addr, sender.port); p != no_peer && t.peers[p].trunk < t.trunks.size()) {
+            from = t.trunks[t.peers[p].trunk].leg_local(sender.proto);
+        } else {
+            for (const trunk& tr : t.trunks)
+                if (tr.allows(sender.addr)) {
+                    from = tr.leg_local(sender.proto);
+                    break;
+                }
+        }
+    }
+    if (from.port == 0) return;
+    out_message* d = out.next();
+    if (d == nullptr) {
+        stats_->add(proxy_counter::outbox_full);
+        return;
+    }
+    char tag[12];
+    put_hex(tag, call ^ worker_, 12);
+    response_spec spec;
+    spec.code = 513;
+    spec.to_tag = std::string_view(tag, 12);
+    const write_result r = build_response(m, spec, d->data);
+    if (!r.ok()) return;
+    // build_response repeats every Via line; the first is ours (the editor pushes it as a
+    // header of its own), which the sender must not see.
+    const std::string_view text(d->data.data(), r.len);
+    const std::size_t ours = text.find("\r\n") + 2;
+    const std::size_t next = text.find("\r\n", ours) + 2;
+    if (text.substr(ours, 5) != "Via: " || next < ours || next > r.len) return;
+    std::memmove(d->data.data() + ours, d->data.data() + next, r.len - next);
+    out.commit(leg_local(from, sender), sender, r.len - static_cast<uint32_t>(next - ours));
 }
 
 }  // namespace sbc::sip

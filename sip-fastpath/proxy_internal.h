@@ -118,7 +118,18 @@ struct proxy::dialog_table {
                               ///< stream, with the connection requests toward it reuse
         endpoint caller_local{};  ///< our endpoint on the caller's leg (port 0: unknown)
         endpoint callee_local{};  ///< our endpoint on the callee's leg
+        /// The hosts of each side's Contact (the INVITE's, the 2xx's); unset when it had none
+        /// or named a host by name. With `caller`, the parties in-dialog requests may go to.
+        ip_address caller_contact{};
+        ip_address callee_contact{};
         bool ending = false;
+
+        /// Whether `a` is a party of the dialog: the caller's signalling address or either
+        /// side's Contact host (by address: a Contact may move to another port of its host).
+        [[nodiscard]] bool party(const ip_address& a) const noexcept
+        {
+            return !a.is_unspecified() && (a == caller.addr || a == caller_contact || a == callee_contact);
+        }
     };
     explicit dialog_table(uint32_t n) : table(n), timers(n) {}
 
