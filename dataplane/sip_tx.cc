@@ -1,8 +1,12 @@
 // The SIP stage's send step (see sip_path.h): every message the proxy produced is framed for
 // the transport of the leg it goes on (UDP datagrams; TCP and TLS messages go to the stream
-// thread, dataplane/stream_ring.h) and queued for transmission; the proxy's peer verdicts go to the control
+// thread, dataplane/stream_ring.h) and queued for transmission; what could not be sent goes back
+// to the proxy as a local failure (never the peer's); the proxy's peer verdicts go to the control
 // core as events. Worker only: no heap, locks, system calls or logging.
 #include "dataplane/events.h"
+#include <array>
+#include <optional>
+
 #include <rte_memcpy.h>
 
 #include "dataplane/sip_path.h"
@@ -111,15 +115,57 @@ void send_stream(worker& w, const sip::out_message& d, sip_tally& t) noexcept
 
 }  // namespace
 
+static_assert(sip::max_udp_payload == ipv4_mtu - udp4_headers, "the proxy refuses what send_datagram would drop");
+
+namespace {
+
+/// Sends one message of the proxy; returns the local reason it did not leave, if it did not,
+/// read from the tally the send counted it in. A next hop without a MAC (no_neighbour) is left
+/// to the neighbour code: a datagram held for ARP is no failure until its hold expires, which
+/// reports it as unresolved. The tallies stay the drop counters they were.
+std::optional<sip::send_failure> send_one(worker& w, const snapshot& snap, const sip::out_message& msg,
+                                          sip_tally& t) noexcept
+{
+    const sip_tally before = t;
+    if (msg.dst.proto == transport::udp)
+        send_datagram(w, snap, msg, t);
+    else
+        send_stream(w, msg, t);
+    if (t.too_big != before.too_big) return sip::send_failure::too_big;
+    if (t.no_interface != before.no_interface) return sip::send_failure::no_route;
+    if (t.no_buffer != before.no_buffer || t.stream_full != before.stream_full) return sip::send_failure::no_buffer;
+    if (t.no_transport != before.no_transport) return sip::send_failure::no_connection;
+    return std::nullopt;
+}
+
+}  // namespace
+
 void flush_outbox(worker& w, const snapshot& snap, sip_tally& t) noexcept
 {
     sip::outbox& o = *w.outbox;
-    for (uint32_t i = 0; i < o.n; ++i) {
-        const sip::out_message& msg = o.msgs[i];
-        if (msg.dst.proto == transport::udp)
-            send_datagram(w, snap, msg, t);
-        else
-            send_stream(w, msg, t);
+    struct failed_send {
+        uint32_t index;
+        sip::send_failure why;
+    };
+    std::array<failed_send, sip::outbox_capacity> failed;
+    uint32_t n_failed = 0;
+    const uint32_t n_produced = o.n;
+    for (uint32_t i = 0; i < n_produced; ++i)
+        if (const auto why = send_one(w, snap, o.msgs[i], t)) failed[n_failed++] = {i, *why};
+    if (n_failed != 0) {
+        // The proxy learns what did not leave, so that a call whose INVITE cannot be sent is
+        // answered now instead of failing over after each peer's no-response timer, blamed on
+        // the peers. It only appends to the outbox: the failed messages stay in place while it
+        // reads them. What it adds (answers to the senders) is sent once; a failure among them
+        // is only counted, never reported again.
+        const sip_worker_state& st = sip_state(w.id);
+        const uint64_t now_ms = st.answering != nullptr ? st.answering->now_ms : st.last_tick_ms;
+        for (uint32_t k = 0; k < n_failed; ++k) {
+            const sip::out_message& msg = o.msgs[failed[k].index];
+            w.proxy->on_send_failed(*snap.proxy, w.shared->peer_health, {msg.data.data(), msg.len}, msg.dst,
+                                    failed[k].why, now_ms, o);
+        }
+        for (uint32_t i = n_produced; i < o.n; ++i) send_one(w, snap, o.msgs[i], t);
     }
     for (uint32_t i = 0; i < o.n_events; ++i) {
         const sip::peer_event& pe = o.events[i];
