@@ -11,11 +11,26 @@
 namespace sbc::sip {
 namespace {
 
-// Binary input: a NUL anywhere before the body, or control bytes in the first line.
+// Binary input: a NUL before the body, or control bytes in the first line. A NUL escaped
+// inside a quoted string (RFC 3261 quoted-pair: any octet but CR and LF) is text.
 bool looks_binary(std::string_view data) {
   std::size_t head = data.find("\r\n\r\n");
   std::string_view headers = data.substr(0, head == std::string_view::npos ? data.size() : head);
-  if (headers.find('\0') != std::string_view::npos) return true;
+  bool quoted = false;
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    const char c = headers[i];
+    if (c == '\0') return true;
+    if (c == '\n') {
+      // A quoted string ends with its header (an unterminated one is the parser's to report).
+      const bool folded = i + 1 < headers.size() && (headers[i + 1] == ' ' || headers[i + 1] == '\t');
+      if (!folded) quoted = false;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == '\\' && quoted && i + 1 < headers.size() && headers[i + 1] != '\r' &&
+               headers[i + 1] != '\n') {
+      ++i;  // the escaped octet, NUL included
+    }
+  }
   std::size_t nl = data.find('\n');
   std::string_view first = data.substr(0, nl == std::string_view::npos ? data.size() : nl);
   if (!first.empty() && first.back() == '\r') first.remove_suffix(1);
@@ -61,7 +76,9 @@ file_report check_message(std::string_view file, std::string_view data, std::siz
   }
   if (looks_binary(data)) {
     r.errors.emplace_back("binary");
-    r.details.emplace_back("binary data, not a SIP message (NUL or control bytes in the headers)");
+    r.details.emplace_back(
+        "binary data, not a SIP message (a NUL in the headers outside a quoted-pair, or control bytes "
+        "in the start line)");
     return r;
   }
   // The message object is large (a fixed header index): keep it off the stack.

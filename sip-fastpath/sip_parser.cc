@@ -62,9 +62,24 @@ bool check_version(std::string_view v, bool& known) noexcept {
   return true;
 }
 
+// A first line that starts "SIP/" is a Status-Line: a response, never answered.
+bool is_status_line(std::string_view b, uint32_t le) noexcept {
+  return le >= 4 && ieq_lit(b.substr(0, 3), "sip") && b[3] == '/';
+}
+
+// A request's third part that is not "SIP/x.y" but still one word ("SIP/2", "HTTP/1.1"):
+// a protocol version we do not speak, answered 505 rather than 400 (RFC 3261 section
+// 8.2.2 does not name it; 505 tells the sender what to change).
+bool version_like(std::string_view v) noexcept {
+  if (v.empty()) return false;
+  for (char c : v)
+    if (c != '/' && !chars::is(c, chars::token)) return false;
+  return true;
+}
+
 bool parse_start_line(message& m, uint32_t le) noexcept {
   std::string_view b = m.raw;
-  if (le >= 4 && ieq_lit(b.substr(0, 3), "sip") && b[3] == '/') {
+  if (is_status_line(b, le)) {
     // Status-Line = SIP-Version SP Status-Code SP Reason-Phrase
     uint32_t sp = 4;
     while (sp < le && b[sp] != ' ') ++sp;
@@ -97,7 +112,7 @@ bool parse_start_line(message& m, uint32_t le) noexcept {
   m.request_uri = make_span(ub, p);
   m.version = make_span(p + 1, le);
   bool known = false;
-  if (!check_version(m.version.in(b), known)) return false;
+  if (!check_version(m.version.in(b), known) && !version_like(m.version.in(b))) return false;
   m.kind = message_kind::request;
   m.req_method = method_from_name(m.method_text.in(b));
   if (!known) add(m, error::bad_version);
@@ -272,6 +287,15 @@ void index_header(message& m, uint8_t i) noexcept {
   }
 }
 
+// End of the header line that starts at `from`, past any continuation lines (folding);
+// n when the headers end before it.
+uint32_t line_end(const char* d, uint32_t from, uint32_t n) noexcept {
+  uint32_t eol = find_byte(d, from, n, '\n');
+  while (eol + 1 < n && (d[eol + 1] == ' ' || d[eol + 1] == '\t'))
+    eol = find_byte(d, eol + 1, n, '\n');
+  return eol;
+}
+
 }  // namespace
 
 error parse(std::string_view buf, message& m) noexcept {
@@ -286,7 +310,14 @@ error parse(std::string_view buf, message& m) noexcept {
   uint32_t le = pos;
   if (le > 0 && d[le - 1] == '\r') --le;
   m.start_line = make_span(0, le);
-  if (!parse_start_line(m, le)) return fail(m, error::bad_start_line);
+  if (!parse_start_line(m, le)) {
+    // A broken Status-Line is a response: nobody to answer, nothing more to read. A broken
+    // Request-Line may still be answered 400 from its headers, so they are indexed; the
+    // message stays invalid (never forwarded) and carries no method or Request-URI.
+    if (is_status_line(buf, le)) return fail(m, error::bad_start_line);
+    add(m, error::bad_start_line);
+    m.method_text = m.request_uri = m.version = span{};
+  }
   ++pos;
 
   // Headers: each line end is found 16 bytes at a time; a line starting with SP/HT continues the
@@ -308,22 +339,25 @@ error parse(std::string_view buf, message& m) noexcept {
     uint32_t name_len = 0;
     header_id id = match_header_name(d + pos, n - pos, name_len);
     uint32_t name_end = pos + name_len;
-    if (id == header_id::other) {
+    if (id == header_id::other)
       while (name_end < n && chars::is(d[name_end], chars::token)) ++name_end;
-      if (name_end == pos) return fail(m, error::bad_header_line);
-    }
     uint32_t colon = name_end;
     if (colon < n && d[colon] != ':')
       while (colon < n && (d[colon] == ' ' || d[colon] == '\t')) ++colon;
     if (colon >= n) return fail(m, error::headers_truncated);
-    if (d[colon] != ':') return fail(m, error::bad_header_line);
-
-    uint32_t eol = find_byte(d, colon, n, '\n');
-    if (eol == n) return fail(m, error::headers_truncated);
-    while (eol + 1 < n && (d[eol + 1] == ' ' || d[eol + 1] == '\t')) {
-      eol = find_byte(d, eol + 1, n, '\n');
-      if (eol == n) return fail(m, error::headers_truncated);
+    if (name_end == pos || d[colon] != ':') [[unlikely]] {
+      // Not a header line: recorded and skipped with its continuation lines, so that the
+      // headers after it are still indexed (a 400 needs Via, From, To, Call-ID, CSeq). The
+      // message is never forwarded: bad_header_line makes it invalid.
+      add(m, error::bad_header_line);
+      const uint32_t skip = line_end(d, pos, n);
+      if (skip == n) return fail(m, error::headers_truncated);
+      pos = skip + 1;
+      continue;
     }
+
+    uint32_t eol = line_end(d, colon, n);
+    if (eol == n) return fail(m, error::headers_truncated);
     if (m.header_count == max_headers) return fail(m, error::too_many_headers);
     uint8_t i = m.header_count++;
     header& h = m.headers[i];

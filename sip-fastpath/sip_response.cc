@@ -2,6 +2,13 @@
 #include "sip-fastpath/sip_response.h"
 
 namespace sbc::sip {
+namespace {
+
+// Stand-ins for what a malformed request lacks (see build_response in the header).
+constexpr std::string_view anonymous_address = "<sip:anonymous@anonymous.invalid>";
+constexpr std::string_view absent_call_id = "absent@anonymous.invalid";
+
+}  // namespace
 
 std::string_view default_reason(uint16_t code) noexcept {
   switch (code) {
@@ -63,15 +70,17 @@ std::string_view default_reason(uint16_t code) noexcept {
 write_result build_response(const message& req, const response_spec& spec,
                             std::span<char> out) noexcept {
   if (spec.code < 100 || spec.code > 699) return {error::bad_status_code, 0};
-  if (!req.is_request()) return {req.first_error == error::none ? error::bad_start_line
-                                                                : req.first_error, 0};
+  const error first = req.first_error == error::none ? error::bad_start_line : req.first_error;
+  if (req.is_response()) return {first, 0};
+  // A broken Request-Line: answerable only when its headers were all indexed and a CSeq
+  // names the method.
+  if (!req.is_request() && (req.headers_end == 0 || req.h_cseq == no_header)) return {first, 0};
   if (req.h_via == no_header) return {error::missing_via, 0};
-  if (req.h_from == no_header) return {error::missing_from, 0};
-  if (req.h_to == no_header) return {error::missing_to, 0};
-  if (req.h_call_id == no_header) return {error::missing_call_id, 0};
-  if (req.h_cseq == no_header) return {error::missing_cseq, 0};
 
   const std::string_view raw = req.raw;
+  auto value = [&](uint8_t h, std::string_view absent) {
+    return h == no_header ? absent : req.headers[h].value.in(raw);
+  };
   writer w(out);
   w.put("SIP/2.0 ");
   w.put_uint(spec.code);
@@ -86,17 +95,22 @@ write_result build_response(const message& req, const response_spec& spec,
     w.put("\r\n");
   }
   w.put("From: ");
-  w.put(req.headers[req.h_from].value.in(raw));
+  w.put(value(req.h_from, anonymous_address));
   w.put("\r\nTo: ");
-  w.put(req.headers[req.h_to].value.in(raw));
+  w.put(value(req.h_to, anonymous_address));
   if (spec.code > 100 && !req.to.has_tag && !spec.to_tag.empty()) {
     w.put(";tag=");
     w.put(spec.to_tag);
   }
   w.put("\r\nCall-ID: ");
-  w.put(req.headers[req.h_call_id].value.in(raw));
+  w.put(value(req.h_call_id, absent_call_id));
   w.put("\r\nCSeq: ");
-  w.put(req.headers[req.h_cseq].value.in(raw));
+  if (req.h_cseq != no_header) {
+    w.put(req.headers[req.h_cseq].value.in(raw));
+  } else {
+    w.put("0 ");
+    w.put(req.method_text.in(raw));
+  }
   w.put("\r\n");
   if (!spec.unsupported.empty()) {
     w.put("Unsupported: ");
@@ -108,6 +122,7 @@ write_result build_response(const message& req, const response_spec& spec,
     w.put_uint(spec.retry_after);
     w.put("\r\n");
   }
+  w.put(spec.extra);
   w.put("Content-Length: 0\r\n\r\n");
   return w.result();
 }

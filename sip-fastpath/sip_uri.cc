@@ -108,7 +108,8 @@ uint32_t skip_quoted(std::string_view buf, uint32_t pos, uint32_t end) noexcept 
   for (uint32_t i = pos + 1; i < end; ++i) {
     char c = buf[i];
     if (c == '\\') {
-      ++i;  // quoted-pair: the next byte is literal, whatever it is
+      // quoted-pair (RFC 3261 section 25.1): any octet but CR and LF, NUL included.
+      if (++i < end && (buf[i] == '\r' || buf[i] == '\n')) return 0;
       continue;
     }
     if (c == '"') return i + 1;

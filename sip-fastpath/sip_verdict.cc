@@ -7,12 +7,12 @@ namespace {
 
 constexpr uint64_t bit(error e) { return uint64_t{1} << static_cast<unsigned>(e); }
 
-// Problems that leave nothing to build a response from (or nowhere to send it).
-constexpr uint64_t unanswerable =
-    bit(error::empty) | bit(error::too_large) | bit(error::bad_start_line) |
-    bit(error::headers_truncated) | bit(error::too_many_headers) |
-    bit(error::bad_header_line) | bit(error::missing_via) | bit(error::missing_from) |
-    bit(error::missing_to) | bit(error::missing_call_id) | bit(error::missing_cseq);
+// Problems that leave no Via to answer to: nothing read (empty, too large), or a header
+// index that stopped early (no end of headers, more lines than it holds), where a Via past
+// the stop would be missing from the response.
+constexpr uint64_t unanswerable = bit(error::empty) | bit(error::too_large) |
+                                  bit(error::headers_truncated) | bit(error::too_many_headers) |
+                                  bit(error::missing_via);
 
 verdict respond(uint16_t code, std::string_view reason, error cause) noexcept {
   verdict v;
@@ -48,7 +48,15 @@ std::string_view action_name(action a) noexcept {
 }
 
 verdict proxy_verdict(const message& m, const proxy_policy& policy) noexcept {
-  if (m.kind == message_kind::invalid) return drop(m.first_error);
+  if (m.kind == message_kind::invalid) {
+    // A broken Request-Line (a broken Status-Line stops the parse: no Via). The client
+    // matches the 400 by its top Via branch and CSeq method (RFC 3261 section 17.1.3):
+    // without a CSeq there is no method to name, and a CSeq of ACK is never answered.
+    if ((m.errors.bits & unanswerable) != 0 || !m.has_top_via || m.h_cseq == no_header ||
+        m.cseq_method == method::ack)
+      return drop(m.first_error);
+    return respond(400, error_text(m.first_error), m.first_error);
+  }
   // The parser's fast pass plus the full grammar check.
   error deep_first = error::none;
   const error_set deep = policy.full_check ? check_message(m, deep_first) : error_set{};

@@ -37,9 +37,16 @@ struct proxy_policy {
 
 /// Decides per RFC 3261 section 16.3, in its order: 505 unknown version, 400 malformed
 /// (reason names the first problem), 416 unroutable Request-URI scheme, 483 Max-Forwards
-/// 0, 420 unknown Proxy-Require option. Requests that cannot be answered (no Via, From,
-/// To, Call-ID or CSeq to build a response from, a broken start line) and any ACK with
-/// a problem are dropped; so are malformed responses and status codes outside 100-699.
+/// 0, 420 unknown Proxy-Require option.
+///
+/// Every request with a readable top Via is answered, so that its sender stops
+/// retransmitting (RFC 3261 sections 8.1.3.5 and 8.2): a broken Request-Line gets 400
+/// "malformed start line", a missing From, To, Call-ID or CSeq 400 naming it, a third
+/// Request-Line part other than SIP/2.0 ("SIP/3.0", "SIP/2", "HTTP/1.1") 505. Dropped, with
+/// the problem as cause: requests without a readable top Via, or whose headers were not all
+/// indexed (no empty line, too many headers, empty, too large); a broken Request-Line
+/// without CSeq (no method to match the answer to); any ACK with a problem (RFC 3261
+/// section 17); malformed responses and status codes outside 100-699.
 verdict proxy_verdict(const message& m, const proxy_policy& policy = {}) noexcept;
 
 }  // namespace sbc::sip

@@ -455,3 +455,27 @@ TEST(proxy, new_calls_are_counted_by_trunk_and_by_route)
     hx.deliver(invite("t3", "z9hG4bK-t3"), caller);
     EXPECT_EQ(hx.px.stats().invites_by_route[proxy_stats::max_counted].load(), 1u) << "no route";
 }
+
+TEST(proxy, an_options_to_the_sbc_says_which_methods_bodies_and_extensions_it_relays)
+{
+    harness hx;
+    const std::string options =
+        "OPTIONS sip:198.18.0.1:5060 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-o2\r\n"
+        "Max-Forwards: 70\r\nFrom: <sip:lb@198.18.0.2>;tag=o\r\nTo: <sip:198.18.0.1>\r\nCall-ID: opt2\r\n"
+        "CSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n";
+    auto probe = hx.deliver(options, caller);
+    ASSERT_EQ(probe.size(), 1u);
+    const std::string& text = probe[0]->text;
+    EXPECT_EQ(text.rfind("SIP/2.0 200", 0), 0u) << text;
+    EXPECT_NE(text.find("\r\nAllow: INVITE, ACK, BYE, CANCEL, OPTIONS, PRACK, UPDATE, INFO, REFER, NOTIFY, "
+                        "SUBSCRIBE, MESSAGE\r\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\r\nAccept: application/sdp\r\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\r\nSupported: 100rel, timer\r\n"), std::string::npos) << text;
+    auto rsp = std::make_unique<message>();
+    parse(text, *rsp);
+    EXPECT_TRUE(rsp->ok()) << error_name(rsp->first_error);
+    EXPECT_NE(rsp->find(header_id::allow), nullptr);
+    EXPECT_NE(rsp->find(header_id::supported), nullptr);
+}

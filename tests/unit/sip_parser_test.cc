@@ -171,6 +171,64 @@ TEST(sip_parser, reads_quoted_display_names_with_escapes_and_commas) {
   EXPECT_EQ(p(p->from.tag), "abc");
 }
 
+TEST(sip_parser, takes_any_escaped_octet_but_cr_and_lf_in_a_quoted_string) {
+  auto d = request();
+  std::string from = "\"Nul \\";
+  from += '\0';  // escaped: a quoted-pair may carry any octet but CR and LF
+  from += " here\" <sip:a@h.example>;tag=1";
+  d.set("From", from);
+  parsed nul{d.text()};
+  EXPECT_TRUE(nul->ok()) << nul.errors();
+  error first = error::none;
+  EXPECT_TRUE(check_message(*nul.m, first).empty()) << error_name(first);
+
+  // "\" CR LF SP would be a quoted-pair swallowing a fold: not one (RFC 3261 quoted-pair).
+  d.set("From", "\"Split \\\r\n line\" <sip:a@h.example>;tag=1");
+  parsed split{d.text()};
+  EXPECT_TRUE(split->errors.has(error::unbalanced_quotes)) << split.errors();
+}
+
+TEST(sip_parser, indexes_the_headers_after_a_broken_request_line) {
+  auto d = request();
+  d.start = "INVITE sip:bob@198.18.0.20";
+  parsed p{d.text()};
+  EXPECT_EQ(p->first_error, error::bad_start_line);
+  EXPECT_FALSE(p->is_request());  // never forwarded: no method, no Request-URI
+  EXPECT_TRUE(p->method_text.empty());
+  EXPECT_TRUE(p->request_uri.empty());
+  EXPECT_TRUE(p->has_top_via);
+  EXPECT_EQ(p(p->top_via.branch), "z9hG4bKabc");
+  EXPECT_EQ(p->call_id(), "call-1@198.18.0.10");
+  EXPECT_EQ(p->cseq_method, method::invite);
+  EXPECT_NE(p->h_from, no_header);
+  EXPECT_NE(p->h_to, no_header);
+  EXPECT_FALSE(p->errors.has(error::missing_via));
+}
+
+TEST(sip_parser, stops_at_a_broken_status_line) {
+  auto d = response();
+  d.start = "SIP/2.0 20 OK";
+  parsed p{d.text()};
+  EXPECT_EQ(p->first_error, error::bad_start_line);
+  EXPECT_EQ(p->header_count, 0);  // a response is never answered: nothing more to read
+}
+
+TEST(sip_parser, skips_a_broken_header_line_and_indexes_the_rest) {
+  auto d = request();
+  d.headers.insert(d.headers.begin() + 1, {"Broken header", "x"});
+  std::string text = d.text();
+  // A continuation of the broken line goes with it.
+  text.insert(text.find("Broken header: x\r\n") + 18, " still broken\r\n");
+  parsed p{text};
+  EXPECT_EQ(p->first_error, error::bad_header_line);
+  EXPECT_TRUE(p->is_request());
+  EXPECT_EQ(p->header_count, 7);
+  EXPECT_EQ(p->call_id(), "call-1@198.18.0.10");
+  EXPECT_EQ(p->cseq, 1U);
+  EXPECT_NE(p->h_from, no_header);
+  EXPECT_FALSE(p->errors.has(error::missing_call_id));
+}
+
 TEST(sip_parser, reads_addr_spec_form_with_header_parameters) {
   auto d = request();
   d.set("From", "sip:alice@h.example;tag=xyz");
@@ -277,7 +335,10 @@ std::vector<error_case> error_cases() {
   v.push_back({"no line end at all", "INVITE sip:a@b SIP/2.0", error::headers_truncated});
   v.push_back({"garbage start line", "HELLO\r\n\r\n", error::bad_start_line});
   v.push_back({"two spaces in request line", "INVITE  sip:a@b SIP/2.0\r\n\r\n", error::bad_start_line});
-  v.push_back({"not a SIP version", "INVITE sip:a@b HTTP/1.1\r\n\r\n", error::bad_start_line});
+  v.push_back({"another protocol's version", "INVITE sip:a@b HTTP/1.1\r\n\r\n", error::bad_version});
+  v.push_back({"a version without minor number", "INVITE sip:a@b SIP/2\r\n\r\n", error::bad_version});
+  v.push_back({"a fourth part in the request line", "INVITE sip:a@b SIP/2.0 x\r\n\r\n", error::bad_start_line});
+  v.push_back({"a request line of two parts", "INVITE sip:a@b\r\n\r\n", error::bad_start_line});
   v.push_back({"unknown SIP version", req([](D& d) { d.start = "INVITE sip:bob@198.18.0.20 SIP/3.0"; }), error::bad_version});
   v.push_back({"unknown SIP version in a response", [] { auto d = response(); d.start = "SIP/1.0 200 OK"; return d.text(); }(), error::bad_version});
   v.push_back({"status 099", [] { auto d = response(); d.start = "SIP/2.0 099 Low"; return d.text(); }(), error::bad_status_code});

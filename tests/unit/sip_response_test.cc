@@ -142,11 +142,75 @@ TEST(sip_response, refuses_impossible_responses) {
   }
 
   auto d = testutil::request();
-  d.remove("CSeq");
-  parsed no_cseq{d.text()};
-  EXPECT_EQ(build_response(*no_cseq.m, ok, out).err, error::missing_cseq);
+  d.remove("Via");
+  parsed no_via{d.text()};
+  EXPECT_EQ(build_response(*no_via.m, ok, out).err, error::missing_via);
   parsed rsp{testutil::response().text()};
   EXPECT_NE(build_response(*rsp.m, ok, out).err, error::none);
+  auto broken = testutil::request();
+  broken.start = "INVITE sip:bob@198.18.0.20";
+  broken.remove("CSeq");
+  parsed no_method{broken.text()};
+  EXPECT_EQ(build_response(*no_method.m, ok, out).err, error::bad_start_line);
+}
+
+// What a malformed request lacks is written as a stand-in that parses; the top Via branch
+// and the CSeq method, which the client matches (RFC 3261 section 17.1.3), are its own.
+TEST(sip_response, answers_a_request_that_lacks_a_mandatory_header) {
+  struct lack {
+    const char* header;
+    const char* line;  // the stand-in written for it
+  };
+  for (const lack& l : {lack{"From", "From: <sip:anonymous@anonymous.invalid>\r\n"},
+                        lack{"To", "To: <sip:anonymous@anonymous.invalid>;tag=sbc1\r\n"},
+                        lack{"Call-ID", "Call-ID: absent@anonymous.invalid\r\n"},
+                        lack{"CSeq", "CSeq: 0 INVITE\r\n"}}) {
+    auto d = testutil::request();
+    d.remove(l.header);
+    parsed req{d.text()};
+    response_spec spec;
+    spec.code = 400;
+    spec.reason = "missing it";
+    spec.to_tag = "sbc1";
+    const std::string text = build(*req.m, spec);
+    EXPECT_NE(text.find(l.line), std::string::npos) << l.header << ":\n" << text;
+    parsed rsp{text};
+    EXPECT_TRUE(rsp.m->ok()) << l.header << ": " << error_name(rsp.m->first_error);
+    EXPECT_EQ(rsp.m->status, 400);
+    EXPECT_EQ(rsp.m->top_via.branch.in(rsp.text), "z9hG4bKabc");
+    EXPECT_EQ(rsp.m->cseq_method, method::invite) << l.header;
+  }
+}
+
+TEST(sip_response, answers_a_request_whose_start_line_is_broken_from_its_headers) {
+  auto d = testutil::request();
+  d.start = "INVITE sip:bob@198.18.0.20 SIP/2.0 trailing";
+  parsed req{d.text()};
+  ASSERT_EQ(req.m->first_error, error::bad_start_line);
+  response_spec spec;
+  spec.code = 400;
+  spec.reason = "malformed start line";
+  spec.to_tag = "sbc1";
+  parsed rsp{build(*req.m, spec)};
+  EXPECT_TRUE(rsp.m->ok()) << error_name(rsp.m->first_error);
+  EXPECT_EQ(rsp.text.substr(0, 34), "SIP/2.0 400 malformed start line\r\n");
+  EXPECT_EQ(rsp.m->top_via.branch.in(rsp.text), "z9hG4bKabc");
+  EXPECT_EQ(rsp.m->call_id(), "call-1@198.18.0.10");
+  EXPECT_EQ(rsp.m->cseq_method, method::invite);
+  EXPECT_TRUE(rsp.m->to.has_tag);
+}
+
+TEST(sip_response, writes_extra_header_lines_before_content_length) {
+  parsed req{testutil::request("OPTIONS", "sip:198.18.0.20").text()};
+  response_spec spec;
+  spec.to_tag = "sbc1";
+  spec.extra = "Allow: INVITE, ACK\r\nAccept: application/sdp\r\n";
+  const std::string text = build(*req.m, spec);
+  EXPECT_NE(text.find("\r\nAllow: INVITE, ACK\r\nAccept: application/sdp\r\nContent-Length: 0\r\n\r\n"),
+            std::string::npos)
+      << text;
+  parsed rsp{text};
+  EXPECT_TRUE(rsp.m->ok()) << error_name(rsp.m->first_error);
 }
 
 }  // namespace

@@ -76,6 +76,37 @@ TEST(sip_sipcheck, names_binary_oversized_empty_and_truncated_input) {
   EXPECT_FALSE(u.valid);
 }
 
+TEST(sip_sipcheck, reads_an_escaped_nul_in_a_quoted_string_as_text_and_a_bare_one_as_binary) {
+  auto d = testutil::request();
+  std::string from = "\"Nul \\";
+  from += '\0';
+  from += " here\" <sip:alice@198.18.0.10>;tag=f1";
+  d.set("From", from);
+  std::string text = d.text();
+  file_report r = check_message("nul.sip", text, text.size());
+  EXPECT_TRUE(r.valid) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_EQ(r.action, "forward");
+
+  d.set("From", "\"Nul\" <sip:alice@198.18.0.10>;tag=f1");
+  d.set("X-Raw", std::string("a\0b", 3));
+  text = d.text();
+  file_report b = check_message("raw.sip", text, text.size());
+  EXPECT_FALSE(b.valid);
+  EXPECT_EQ(b.errors.at(0), "binary");
+}
+
+TEST(sip_sipcheck, reports_the_400_a_request_with_a_broken_start_line_gets) {
+  auto d = testutil::request();
+  d.start = "INVITE sip:bob@198.18.0.20";
+  std::string text = d.text();
+  file_report r = check_message("start.sip", text, text.size());
+  EXPECT_FALSE(r.valid);
+  EXPECT_EQ(r.action, "respond");
+  EXPECT_EQ(r.code, 400);
+  EXPECT_EQ(r.reason, "malformed start line");
+  EXPECT_EQ(r.call_id, "call-1@198.18.0.10");
+}
+
 TEST(sip_sipcheck, writes_valid_json_for_any_bytes) {
   auto d = testutil::request();
   d.set("Call-ID", "caf\xc3\xa9\xff\xfe@h");  // invalid UTF-8 in a capture

@@ -216,5 +216,28 @@ TEST(sip_uri, reads_name_addr_forms) {
   }
 }
 
+TEST(sip_uri, ends_a_quoted_string_at_its_quote_and_escapes_any_octet_but_cr_and_lf) {
+  using namespace std::string_view_literals;
+  struct q_case {
+    std::string_view text;
+    uint32_t end;  // past the closing quote; 0: not a quoted string
+  };
+  const q_case cases[] = {
+      {"\"plain\" rest"sv, 7},
+      {"\"a \\\" b\""sv, 8},
+      {"\"nul \\\0\""sv, 8},
+      {"\"tab \\\t\""sv, 8},
+      {"\"bs \\\\\""sv, 7},
+      {"\"cr \\\r\""sv, 0},
+      {"\"lf \\\n\""sv, 0},
+      {"\"fold \\\r\n \""sv, 0},
+      {"\"open"sv, 0},
+      {"\"ends in \\"sv, 0},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(skip_quoted(c.text, 0, static_cast<uint32_t>(c.text.size())), c.end) << c.text;
+  }
+}
+
 }  // namespace
 }  // namespace sbc::sip
