@@ -109,9 +109,12 @@ struct message {
 /// alongside `buf` (it holds offsets into it). Never reads outside buf, never allocates,
 /// never throws. Returns out.first_error (error::none when the message is valid).
 ///
-/// Structural errors (empty, too_large, bad_start_line, headers_truncated,
-/// too_many_headers, bad_header_line) stop the parse; every other problem is recorded in
-/// out.errors and parsing continues so that all problems can be reported.
+/// Structural errors (empty, too_large, headers_truncated, too_many_headers, and
+/// bad_start_line on a Status-Line) stop the parse. A broken Request-Line (bad_start_line:
+/// kind stays invalid, no method or Request-URI) and a line that is not a header
+/// (bad_header_line: skipped) do not, so that the request can still be answered 400; every
+/// other problem is recorded in out.errors and parsing continues so that all problems can
+/// be reported.
 error parse(std::string_view buf, message& out) noexcept;
 
 /// The full grammar check that parse() leaves out of its fast pass: every Via element,

@@ -121,7 +121,8 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t end, via& out,
                   uint32_t& next, bool strict = true) noexcept;
 
 /// Checks that buf[s] is a quoted-string starting at s.off with its closing quote at or
-/// before s.end(); returns the offset just past the closing quote, or 0 when unterminated.
+/// before s.end(); returns the offset just past the closing quote, or 0 when unterminated
+/// or when a `\` escapes CR or LF (a quoted-pair may escape any other octet, NUL included).
 uint32_t skip_quoted(std::string_view buf, uint32_t pos, uint32_t end) noexcept;
 
 /// Host syntax: hostname, IPv4 or [IPv6]. Sets kind; false when invalid.
