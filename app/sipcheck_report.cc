@@ -119,7 +119,7 @@ std::string render_text(const file_report& r) {
     s += " response " + std::to_string(r.status);
   }
   s += "\n";
-  if (r.kind != "invalid") {
+  if (r.kind != "invalid" || !r.branch.empty()) {  // a broken Request-Line's headers are read too
     s += "  Call-ID: " + (r.call_id.empty() ? std::string("(none)") : r.call_id) + "\n";
     s += "  top Via branch: " + (r.branch.empty() ? std::string("(none)") : r.branch) + "\n";
   }

@@ -105,6 +105,7 @@ TEST(sip_sipcheck, reports_the_400_a_request_with_a_broken_start_line_gets) {
   EXPECT_EQ(r.code, 400);
   EXPECT_EQ(r.reason, "malformed start line");
   EXPECT_EQ(r.call_id, "call-1@198.18.0.10");
+  EXPECT_NE(render_text(r).find("  top Via branch: z9hG4bKabc\n"), std::string::npos) << render_text(r);
 }
 
 TEST(sip_sipcheck, writes_valid_json_for_any_bytes) {
