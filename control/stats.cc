@@ -99,6 +99,7 @@ json to_json(const dp::counters_view& c)
                 {"tx_packets", c.tx_packets},   {"tx_bytes", c.tx_bytes},
                 {"stages", stages},             {"drops", drops},
                 {"drops_total", c.drops_total()}, {"events_sent", c.events_sent},
+                {"neighbour_held", c.neighbour_held}, {"neighbour_released", c.neighbour_released},
                 {"loops", c.loops},             {"busy_loops", c.busy_loops},
                 {"busy_cycles", c.busy_cycles}, {"total_cycles", c.total_cycles},
                 {"busy_percent", c.busy_percent()}};
@@ -118,6 +119,8 @@ dp::counters_view counters_from_json(const json& j)
         for (std::size_t i = 0; i < dp::drop_reason_count; ++i)
             c.drops[i] = u64(*it, std::string(dp::drop_reason_name(reason_at(i))).c_str());
     c.events_sent = u64(j, "events_sent");
+    c.neighbour_held = u64(j, "neighbour_held");
+    c.neighbour_released = u64(j, "neighbour_released");
     c.loops = u64(j, "loops");
     c.busy_loops = u64(j, "busy_loops");
     c.busy_cycles = u64(j, "busy_cycles");
@@ -184,6 +187,8 @@ std::string to_prometheus(const stats_report& r)
         {"tx_packets_total", "Packets sent by the worker.", &dp::counters_view::tx_packets},
         {"tx_bytes_total", "Bytes sent by the worker.", &dp::counters_view::tx_bytes},
         {"events_sent_total", "Events the worker pushed to the control core.", &dp::counters_view::events_sent},
+        {"neighbour_held_total", "Packets held for a next hop while ARP resolved it.", &dp::counters_view::neighbour_held},
+        {"neighbour_released_total", "Held packets sent once their next hop resolved.", &dp::counters_view::neighbour_released},
         {"loops_total", "Iterations of the worker loop.", &dp::counters_view::loops},
         {"busy_loops_total", "Iterations of the worker loop that received or sent packets.", &dp::counters_view::busy_loops},
         {"busy_cycles_total", "TSC cycles spent in busy iterations.", &dp::counters_view::busy_cycles},
@@ -351,6 +356,8 @@ std::string render_stats_text(const json& j)
     tt.add({"sent", std::to_string(t.tx_packets), bytes(t.tx_bytes)});
     tt.add({"dropped", std::to_string(t.drops_total()), ""});
     tt.add({"events to control", std::to_string(t.events_sent), ""});
+    tt.add({"held for ARP", std::to_string(t.neighbour_held), ""});
+    tt.add({"released after ARP", std::to_string(t.neighbour_released), ""});
     out += tt.render();
 
     out += "\nstages (packets in)\n";

@@ -1,9 +1,10 @@
 // First stage of every burst: Ethernet and 802.1Q, interface lookup, split by EtherType; and
 // process_burst, which runs the stages in order over one received burst, and poll_worker, the
-// per-iteration work (SIP handoff rings and proxy timers). Worker only.
+// per-iteration work (SIP handoff rings, proxy timers, packets held for ARP). Worker only.
 #include <rte_ether.h>
 #include <rte_prefetch.h>
 
+#include "dataplane/neighbour_wait.h"
 #include "dataplane/rtp_stage.h"
 #include "dataplane/sip_stage.h"
 #include "dataplane/stages.h"
@@ -84,7 +85,7 @@ void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pk
 
 uint32_t poll_worker(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
 {
-    return sip_poll(w, snap, now_tsc) + rtp_poll(w, now_tsc);
+    return sip_poll(w, snap, now_tsc) + rtp_poll(w, now_tsc) + release_held(w, snap, now_tsc / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1));
 }
 
 }  // namespace sbc::dataplane

@@ -40,6 +40,8 @@ counters_view snapshot_of(const worker_counters& c) noexcept
     for (std::size_t i = 0; i < stage_count; ++i) v.stage_packets[i] = c.stage_packets[i].get();
     for (std::size_t i = 0; i < drop_reason_count; ++i) v.drops[i] = c.drops[i].get();
     v.events_sent = c.events_sent.get();
+    v.neighbour_held = c.neighbour_held.get();
+    v.neighbour_released = c.neighbour_released.get();
     v.loops = c.loops.get();
     v.busy_loops = c.busy_loops.get();
     v.busy_cycles = c.busy_cycles.get();
@@ -59,6 +61,8 @@ counters_view combine(const counters_view& a, const counters_view& b, Op op) noe
     for (std::size_t i = 0; i < stage_count; ++i) r.stage_packets[i] = op(a.stage_packets[i], b.stage_packets[i]);
     for (std::size_t i = 0; i < drop_reason_count; ++i) r.drops[i] = op(a.drops[i], b.drops[i]);
     r.events_sent = op(a.events_sent, b.events_sent);
+    r.neighbour_held = op(a.neighbour_held, b.neighbour_held);
+    r.neighbour_released = op(a.neighbour_released, b.neighbour_released);
     r.loops = op(a.loops, b.loops);
     r.busy_loops = op(a.busy_loops, b.busy_loops);
     r.busy_cycles = op(a.busy_cycles, b.busy_cycles);

@@ -35,7 +35,8 @@ namespace sbc::dataplane {
     X(udp_truncated, "UDP header or length beyond the IPv4 payload")                     \
     X(udp_bad_checksum, "UDP checksum wrong")                                             \
     X(udp_port_closed, "UDP to a port nobody listens on")                                 \
-    X(neighbour_unknown, "next hop without a resolved MAC address")                       \
+    X(neighbour_unknown, "next hop with no MAC: ARP unanswered while the packet was held, or no route") \
+    X(neighbour_hold_full, "packet for a next hop being resolved: its hold (8 per hop, 16 hops) was full") \
     X(tx_full, "transmit queue full")                                                     \
     X(event_ring_full, "event for the control core lost: ring full")                      \
     X(sip_handoff_full, "SIP datagram for another worker lost: its handoff ring was full") \
@@ -87,6 +88,8 @@ struct alignas(64) worker_counters {
     std::array<counter, stage_count> stage_packets;
     std::array<counter, drop_reason_count> drops;
     counter events_sent;   ///< events pushed to the control core
+    counter neighbour_held;      ///< packets held for a next hop while ARP resolved it
+    counter neighbour_released;  ///< held packets sent once their next hop resolved
     counter loops;         ///< loop iterations
     counter busy_loops;    ///< iterations that received or sent something
     counter busy_cycles;   ///< TSC cycles spent in busy iterations
@@ -106,6 +109,8 @@ struct counters_view {
     std::array<uint64_t, stage_count> stage_packets{};
     std::array<uint64_t, drop_reason_count> drops{};
     uint64_t events_sent = 0;
+    uint64_t neighbour_held = 0;
+    uint64_t neighbour_released = 0;
     uint64_t loops = 0;
     uint64_t busy_loops = 0;
     uint64_t busy_cycles = 0;

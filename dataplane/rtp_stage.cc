@@ -6,6 +6,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "dataplane/neighbour_wait.h"
 #include "rtp/relay.h"
 
 namespace sbc::dataplane {
@@ -55,6 +56,7 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
         }
         rtp::media_egress& e = env.egress[a];
         e.port_id = ifc->port_id;
+        e.iface = static_cast<uint16_t>(ifc - interfaces.data());
         e.vlan = ifc->vlan;
         std::memcpy(e.mac, ifc->mac.data(), 6);
         e.netmask = ifc->v4_mask();
@@ -81,7 +83,21 @@ void rtp_stage(worker& w, sub_burst& b, const uint8_t* addr) noexcept
     const uint64_t now = rte_rdtsc();
     rtp::relay_burst(sh.media_env, b.pkts.data(), addr, b.n, now, now / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1), out,
                      w.media_counters);
-    for (uint16_t i = 0; i < out.n; ++i) tx_enqueue(w, out.port[i], out.pkts[i]);
+    const uint64_t now_ms = now / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1);
+    for (uint16_t i = 0; i < out.n; ++i) {
+        if (out.hop[i] != 0) {
+            // The first packets toward a far end that has not sent yet: to the MAC this worker
+            // saw it use (its SIP), else held until ARP answers.
+            mac_addr buf;
+            const uint8_t* mac = hop_mac(w, out.hop[i], out.iface[i], now_ms, buf);
+            if (mac == nullptr) {
+                hold_for_hop(w, out.pkts[i], out.iface[i], out.port[i], out.hop[i], held_kind::media, now_ms);
+                continue;
+            }
+            std::memcpy(rte_pktmbuf_mtod(out.pkts[i], rte_ether_hdr*)->dst_addr.addr_bytes, mac, RTE_ETHER_ADDR_LEN);
+        }
+        tx_enqueue(w, out.port[i], out.pkts[i]);
+    }
     b.n = 0;
 }
 

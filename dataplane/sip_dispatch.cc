@@ -101,8 +101,8 @@ uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
     if (!snap.proxy || !w.proxy) return 0;
     sip_tally t;
     const uint64_t now_ms = now_ms_of(w, now_tsc);
+    sip_state(w.id).now_ms = now_ms;
     uint32_t received = 0;
-    sip_state(w.id).last_needed = ip_address{};
     std::array<rte_mbuf*, burst_size> pkts;
     for (rte_ring* r : w.handoff_in) {
         if (r == nullptr) continue;

@@ -53,11 +53,11 @@ struct alignas(64) sip_worker_state {
     sip::message message;             ///< what the receive step parses into, for dispatch and the proxy
     uint16_t ip_id = 0;               ///< IPv4 identification of the packets this worker originates
     uint64_t last_tick_ms = 0;        ///< when the proxy's timers last ran
+    uint64_t now_ms = 0;              ///< the worker clock of the burst or poll being handled
     /// The input being handled (null between inputs): the send step answers its sender at the
     /// MAC the frame came from when the neighbour table does not know it yet (a first INVITE's
     /// 100 Trying), looked at only on a neighbour-table miss.
     const sip_handoff* answering = nullptr;
-    ip_address last_needed;           ///< next hop already reported unresolved in this burst
     std::array<char, 65536> scratch;  ///< a multi-segment datagram linearised for the parser (rare: last)
 };
 /// Every worker's SIP stage state, indexed by worker id (sip_rx.cc).
@@ -89,8 +89,8 @@ void decode_datagram(const rte_mbuf* m, uint16_t iface, uint16_t trunk, uint64_t
 /// The SIP bytes of a decoded input: in place for one segment, linearised into the worker's
 /// scratch otherwise; empty when they cannot be read (counted as unreadable).
 std::string_view input_bytes(worker& w, const rte_mbuf* m, const sip_handoff& in, sip_tally& t) noexcept;
-/// Tells the control core when the neighbour table does not know the on-link sender of `in`
-/// yet (until it does, the send step answers that sender at the MAC its frame came from).
+/// Learns the MAC of the on-link sender of `in` into the worker's own table (the send step
+/// reaches it at once) and tells the control core when the neighbour table does not know it yet.
 void glean_sender(worker& w, const snapshot& snap, const sip_handoff& in) noexcept;
 /// A reply to one of the control core's OPTIONS probes (our probe branch on the top Via, from
 /// a peer's address): posted as an event; true when `msg` was one.

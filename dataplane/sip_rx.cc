@@ -82,9 +82,13 @@ std::string_view input_bytes(worker& w, const rte_mbuf* m, const sip_handoff& in
 
 void glean_sender(worker& w, const snapshot& snap, const sip_handoff& in) noexcept
 {
-    if (in.iface >= snap.interfaces.size()) return;
+    if (in.iface >= snap.interfaces.size() || !in.src.addr.is_v4()) return;
     const uint32_t src = in.src.addr.v4_host();
-    if (src == 0 || !snap.interfaces[in.iface].on_link_v4(src) || w.shared->neighbours.lookup(in.src.addr)) return;
+    if (src == 0 || !snap.interfaces[in.iface].on_link_v4(src)) return;
+    // This worker answers or relays toward the sender at once (the callee's 180 toward a new
+    // caller, 0.1 ms after its INVITE): from what it saw, not after the control core's round trip.
+    w.learned.learn(src, in.iface, in.src_mac, in.now_ms);
+    if (w.shared->neighbours.lookup(in.src.addr)) return;
     event e{};
     e.kind = event_kind::neighbour_seen;
     e.worker = static_cast<uint8_t>(w.id);
@@ -128,7 +132,7 @@ void sip_stage(worker& w, const snapshot& snap, sub_burst& b, const uint16_t* tr
     w.counters.entered(stage::sip, b.n);
     sip_tally t;
     const uint64_t now_ms = now_ms_of(w, rte_rdtsc());
-    sip_state(w.id).last_needed = ip_address{};
+    sip_state(w.id).now_ms = now_ms;
     sip_handoff in;
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];

@@ -25,6 +25,12 @@ void sip_stage(worker& w, const snapshot& snap, sub_burst& b, const uint16_t* tr
 /// touch it again); false when the ICMP is not about SIP (the caller frees it).
 bool sip_unreachable(worker& w, const snapshot& snap, rte_mbuf* m) noexcept;
 
+/// A SIP datagram this worker framed (Ethernet, IPv4, UDP from one of its trunks) that never
+/// left: its next hop stayed unresolved while it was held. The proxy learns that the message
+/// could not be sent (a call whose INVITE it was is answered 503 at once, its peer not blamed);
+/// what the proxy answers is sent. The caller still owns and frees `m`.
+void sip_unsent(worker& w, const snapshot& snap, const rte_mbuf* m, uint64_t now_ms) noexcept;
+
 /// Per-iteration SIP work: handed-off inputs from every other worker, then the proxy's
 /// timers. Returns the number of messages received and sent. 0 without snap.proxy.
 uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept;

@@ -7,9 +7,13 @@
 #include <array>
 #include <optional>
 
+#include <rte_ip.h>
 #include <rte_memcpy.h>
+#include <rte_udp.h>
 
+#include "dataplane/neighbour_wait.h"
 #include "dataplane/sip_path.h"
+#include "dataplane/sip_stage.h"
 #include "dataplane/stream_ring.h"
 #include "dataplane/udp_frame.h"
 
@@ -17,30 +21,17 @@ namespace sbc::dataplane {
 
 namespace {
 
-/// The MAC of `hop`: from the neighbour table, else the one the message being answered came
-/// from; null (the control core told, once per burst and hop) when neither knows it.
+/// The MAC of `hop`: from the neighbour table or what this worker learned from its senders
+/// (neighbour_wait.h), else the one the message being answered came from (an off-link sender's
+/// answer goes back through the router its frame came from); null when none knows it (the
+/// caller holds the message while the control core resolves the hop).
 const uint8_t* resolve(worker& w, const snapshot& snap, const next_hop& nh, mac_addr& mac) noexcept
 {
-    if (const auto known = w.shared->neighbours.lookup(nh.hop)) {
-        mac = *known;
-        return mac.data();
-    }
-    sip_worker_state& st = sip_state(w.id);
-    // An answer to the input being handled goes back to the MAC it came from, also before the
-    // control core has learned it (a caller's first INVITE must get its 100 Trying): when the
-    // hop is the one that input's sender is reached through.
+    const sip_worker_state& st = sip_state(w.id);
+    if (const uint8_t* known = hop_mac(w, nh.hop.v4_host(), nh.iface, st.now_ms, mac)) return known;
     if (const sip_handoff* in = st.answering; in != nullptr && in->iface == nh.iface && in->iface < snap.interfaces.size() &&
                                                  snap.interfaces[in->iface].next_hop(in->src.addr) == nh.hop)
         return in->src_mac.data();
-    if (nh.hop != st.last_needed) {
-        event e{};
-        e.kind = event_kind::neighbour_needed;
-        e.worker = static_cast<uint8_t>(w.id);
-        e.iface = nh.iface;
-        e.ip = nh.hop;
-        post_event(w, e);
-        st.last_needed = nh.hop;
-    }
     return nullptr;
 }
 
@@ -59,21 +50,29 @@ void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, s
         ++t.no_interface;
         return;
     }
-    mac_addr mac;
-    const uint8_t* dst_mac = nh.found() ? resolve(w, snap, nh, mac) : nullptr;
-    if (dst_mac == nullptr) {
+    if (!nh.found()) {  // off-link and the interface has no gateway
         ++t.no_neighbour;
         return;
     }
+    mac_addr mac;
+    const uint8_t* dst_mac = resolve(w, snap, nh, mac);
+    static constexpr mac_addr unresolved{};  // filled in when the hold releases the frame
     rte_mbuf* m = rte_pktmbuf_alloc(w.pool);
     if (m == nullptr) {
         ++t.no_buffer;
         return;
     }
     const interface_info& ifc = snap.interfaces[nh.iface];
-    if (!frame_udp4(m, ifc, dst_mac, d.src, d.dst, {d.data.data(), d.len}, sip_state(w.id).ip_id++)) {
+    if (!frame_udp4(m, ifc, dst_mac != nullptr ? dst_mac : unresolved.data(), d.src, d.dst, {d.data.data(), d.len},
+                    sip_state(w.id).ip_id++)) {
         rte_pktmbuf_free(m);
         ++t.no_buffer;
+        return;
+    }
+    if (dst_mac == nullptr) {
+        // Held while the control core resolves the hop (a first answer to a new caller's
+        // address, a first BYE): sent when ARP answers, dropped and counted if it never does.
+        hold_for_hop(w, m, nh.iface, ifc.port_id, nh.hop.v4_host(), held_kind::sip, sip_state(w.id).now_ms);
         return;
     }
     tx_enqueue(w, ifc.port_id, m);
@@ -135,6 +134,7 @@ std::optional<sip::send_failure> send_one(worker& w, const snapshot& snap, const
     if (t.no_interface != before.no_interface) return sip::send_failure::no_route;
     if (t.no_buffer != before.no_buffer || t.stream_full != before.stream_full) return sip::send_failure::no_buffer;
     if (t.no_transport != before.no_transport) return sip::send_failure::no_connection;
+    if (t.no_neighbour != before.no_neighbour) return sip::send_failure::no_route;  // off-link, no gateway
     return std::nullopt;
 }
 
@@ -178,6 +178,24 @@ void flush_outbox(worker& w, const snapshot& snap, sip_tally& t) noexcept
         post_event(w, e);
     }
     o.clear();
+}
+
+void sip_unsent(worker& w, const snapshot& snap, const rte_mbuf* m, uint64_t now_ms) noexcept
+{
+    if (!snap.proxy || !w.proxy) return;
+    // Framed by frame_udp4: l2_len set, IPv4 and UDP headers in the first segment.
+    const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
+    const uint32_t ihl = static_cast<uint32_t>(ip->version_ihl & 0x0f) * 4;
+    const auto* udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr*, m->l2_len + ihl);
+    const uint32_t off = m->l2_len + ihl + static_cast<uint32_t>(sizeof(rte_udp_hdr));
+    if (off > rte_pktmbuf_data_len(m)) return;
+    const std::string_view sent{rte_pktmbuf_mtod_offset(m, const char*, off), rte_pktmbuf_data_len(m) - off};
+    const endpoint to = endpoint::udp4(rte_be_to_cpu_32(ip->dst_addr), rte_be_to_cpu_16(udp->dst_port));
+    w.proxy->on_send_failed(*snap.proxy, w.shared->peer_health, sent, to, sip::send_failure::unresolved, now_ms,
+                            *w.outbox);
+    sip_tally t;
+    flush_outbox(w, snap, t);
+    t.commit(w);
 }
 
 }  // namespace sbc::dataplane

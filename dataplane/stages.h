@@ -24,7 +24,8 @@ struct l4_bursts {
 /// fragments, ICMP and UDP stages.
 void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n) noexcept;
 
-/// Per-iteration work of the production loop: handed-off SIP datagrams and proxy timers.
+/// Per-iteration work of the production loop: handed-off SIP datagrams, proxy timers, media
+/// session timers and the packets held for a next hop being resolved.
 uint32_t poll_worker(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept;
 
 /// The production processor for run_loop.

@@ -17,6 +17,7 @@
 #include "common/limits.h"
 #include "dataplane/counters.h"
 #include "dataplane/neighbour.h"
+#include "dataplane/neighbour_hold.h"
 #include "dataplane/rcu.h"
 #include "dataplane/snapshot.h"
 #include "rtp/media.h"
@@ -79,6 +80,10 @@ struct worker {
     rte_ring* stream_out = nullptr;  ///< SIP messages for TCP/TLS legs (to the stream thread)
     rte_mempool* stream_pool = nullptr;  ///< buffers of stream messages (shared with the stream thread)
     uint64_t tsc_per_ms = 1;
+    /// Next hops the neighbour table does not know yet (dataplane/neighbour_wait.cc): the MACs
+    /// this worker saw its senders use, and the packets it holds while the control core resolves.
+    learned_neighbours learned;
+    basic_neighbour_hold<rte_mbuf*> held;
     worker_counters counters;
     // Per-loop tallies, plain fields of the owner, folded into `counters` by tx_flush.
     uint64_t pending_tx_packets = 0;

@@ -64,9 +64,17 @@ inline void mac_bytes(uint64_t v, uint8_t* m) noexcept
 /// 192..223 cannot be RTP payload types with the marker bit as used in practice).
 inline bool muxed_rtcp(const uint8_t* p) noexcept { return p[1] >= 192 && p[1] <= 223; }
 
-/// Handles one datagram; returns true when it was rewritten for transmission on `*port_out`.
+/// Where a rewritten datagram leaves: its port, and when its next hop's MAC is still unknown
+/// (hop not 0), that hop and the interface it is on.
+struct egress_to {
+    uint16_t port = 0;
+    uint16_t iface = 0;
+    uint32_t hop = 0;
+};
+
+/// Handles one datagram; returns true when it was rewritten for transmission as `*to` says.
 inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint64_t now_tsc, uint64_t now_ms,
-                      tally& t, uint16_t* port_out) noexcept
+                      tally& t, egress_to* to) noexcept
 {
     flow_table& table = *env.table;
     auto* ip = rte_pktmbuf_mtod_offset(m, rte_ipv4_hdr*, m->l2_len);
@@ -141,7 +149,7 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
     }
     const unsigned addr_out = st.addr[os].load(std::memory_order_relaxed);
     const media_egress& e = env.egress[addr_out];
-    uint8_t dmac[6];
+    uint8_t dmac[6] = {};
     const uint64_t mw = st.far_mac[os].load(std::memory_order_relaxed);
     if ((mw & mac_known) != 0) {
         mac_bytes(mw, dmac);
@@ -152,9 +160,10 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
             t.drop(relay_drop::no_route);
             return false;
         }
+        // Unknown: rewritten all the same, for the caller to hold until ARP answers.
         if (env.lookup == nullptr || !env.lookup(env.lookup_ctx, hop, dmac)) {
-            t.drop(relay_drop::no_neighbour);
-            return false;
+            to->hop = hop;
+            to->iface = e.iface;
         }
     }
 
@@ -208,7 +217,7 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
     ++t.packets[side];
     t.bytes[side] += len;
     if (rtcp) ++t.rtcp;
-    *port_out = e.port_id;
+    to->port = e.port_id;
     return true;
 }
 
@@ -241,10 +250,12 @@ void relay_burst(const relay_env& env, rte_mbuf** pkts, const uint8_t* addr, uin
     tally t;
     for (uint16_t i = 0; i < n; ++i) {
         rte_mbuf* m = pkts[i];
-        uint16_t port = 0;
-        if (relay_one(env, m, addr[i], now_tsc, now_ms, t, &port)) {
+        egress_to to;
+        if (relay_one(env, m, addr[i], now_tsc, now_ms, t, &to)) {
             out.pkts[out.n] = m;
-            out.port[out.n] = port;
+            out.port[out.n] = to.port;
+            out.hop[out.n] = to.hop;
+            out.iface[out.n] = to.iface;
             ++out.n;
         } else {
             rte_pktmbuf_free(m);

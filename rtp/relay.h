@@ -26,7 +26,7 @@ namespace sbc::rtp {
     X(unknown_port, "RTP/RTCP to a media port with no call on it")                         \
     X(source_mismatch, "media from an address other than the latched (or, strict, SDP) one") \
     X(no_destination, "the other leg's address is not known yet (no SDP answer, no latch)")  \
-    X(no_neighbour, "the other leg's next hop has no resolved MAC yet")                    \
+    X(no_neighbour, "the other leg's next hop did not resolve while the packet was held, or the hold was full") \
     X(no_route, "the other leg's address is off-link and its interface has no gateway")    \
     X(too_short, "shorter than an RTP header (12 bytes) or an RTCP header (8 bytes)")
 
@@ -58,6 +58,7 @@ struct media_egress {
     uint8_t mac[6]{};
     uint32_t netmask = 0;       ///< host order
     uint32_t gateway = 0;       ///< host order, 0: none
+    uint16_t iface = 0;         ///< the interface's index in the snapshot (for next hops held for ARP)
     bool tx_udp_cksum = false;  ///< the port computes UDP checksums (RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
     bool tx_ip_cksum = false;   ///< the port computes IPv4 header checksums
 };
@@ -76,17 +77,22 @@ struct relay_env {
     uint64_t tsc_hz = 1;              ///< for RFC 3550 arrival times in timestamp units
 };
 
-/// Packets the relay rewrote, with the port each must leave on.
+/// Packets the relay rewrote, with the port each must leave on. A packet whose next hop has no
+/// MAC yet (hop[i] not 0: that hop, host order, on interface iface[i]) has everything written
+/// but its destination MAC: the caller holds it until ARP answers.
 struct relay_out {
     std::array<rte_mbuf*, 32> pkts;
     std::array<uint16_t, 32> port;
+    std::array<uint32_t, 32> hop;
+    std::array<uint16_t, 32> iface;
     uint16_t n = 0;
 };
 
 /// The relay stage. `pkts` are validated IPv4/UDP datagrams (single segment, l2_len and
 /// l3_len set, Ethernet header at the start) whose destination address is a media address
 /// and port in range; `addr[i]` is that address's index. Each is either rewritten and put
-/// in `out` (the caller transmits them), or freed and counted in `c`. n <= 32.
+/// in `out` (the caller transmits them, or holds those whose next hop is unresolved), or freed
+/// and counted in `c`. n <= 32.
 /// `now_tsc` is the burst's arrival time; `now_ms` the worker clock for inactivity.
 void relay_burst(const relay_env& env, rte_mbuf** pkts, const uint8_t* addr, uint16_t n, uint64_t now_tsc,
                  uint64_t now_ms, relay_out& out, relay_counters& c) noexcept;

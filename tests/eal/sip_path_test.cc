@@ -532,5 +532,116 @@ TEST_F(sip_path, an_in_dialog_request_the_send_step_finds_too_big_is_answered_51
     EXPECT_EQ(h.mbufs_in_use(), 0u);
 }
 
+/// Worker 0's clock `ms` milliseconds from now, as a TSC for poll_worker.
+uint64_t tsc_in(uint64_t ms) { return rte_rdtsc() + ms * (rte_get_tsc_hz() / 1000); }
+
+/// Whether `events` ask the control core to resolve `ip`; and whether any is about a peer.
+bool asks_for(const std::vector<dp::event>& events, uint32_t ip)
+{
+    return std::any_of(events.begin(), events.end(), [&](const dp::event& e) {
+        return e.kind == dp::event_kind::neighbour_needed && e.ip == ip_address::v4(ip);
+    });
+}
+bool blames_a_peer(const std::vector<dp::event>& events)
+{
+    return std::any_of(events.begin(), events.end(), [](const dp::event& e) { return e.kind == dp::event_kind::peer_failed; });
+}
+
+TEST_F(sip_path, the_callees_180_reaches_a_caller_the_control_core_has_not_learned_yet)
+{
+    // The first call: the caller is new (not in the neighbour table), its INVITE is
+    // answered 100 at the MAC it came from, and the callee's 180 a moment later (an
+    // unreliable provisional, never resent) must reach it too, without waiting for ARP.
+    start(1);
+    harness& h = *h_;
+    h.runtime().shared->neighbours.remove(ip_address::v4(caller_ip));
+    ASSERT_TRUE(h.receive(sip_frame(h, caller_mac, caller_ip, sip_port, invite("call-new@198.18.0.2"))));
+    h.poll();
+    std::string forwarded;
+    {
+        const sent_frames f = h.take_sent();
+        const auto out = decode(f);
+        ASSERT_EQ(out.size(), 2u);
+        const sent_sip* fwd = to(out, peer1_ip);
+        ASSERT_NE(fwd, nullptr);
+        forwarded = fwd->text;
+    }
+    ASSERT_TRUE(h.receive(sip_frame(h, gateway_mac, peer1_ip, sip_port, response_to(forwarded, 180, "Ringing", "p1"))));
+    h.poll();
+    const sent_frames f = h.take_sent();
+    const auto out = decode(f);
+    ASSERT_EQ(out.size(), 1u) << "the 180 leaves at once";
+    const sent_sip* ringing = to(out, caller_ip);
+    ASSERT_NE(ringing, nullptr);
+    expect_well_formed(h, *ringing, caller_mac);
+    EXPECT_TRUE(ringing->starts("SIP/2.0 180 Ringing\r\n")) << ringing->text;
+    const auto c = h.counters();
+    EXPECT_EQ(c.neighbour_held, 0u) << "the worker knew the caller's MAC from its INVITE";
+    EXPECT_EQ(c.drops_total(), 0u);
+}
+
+TEST_F(sip_path, an_invite_toward_an_unresolved_next_hop_waits_for_arp_and_leaves_once_it_answers)
+{
+    start(1);
+    harness& h = *h_;
+    h.runtime().shared->neighbours.remove(ip_address::v4(our_gateway));  // the peers are behind it
+    ASSERT_TRUE(h.receive(sip_frame(h, caller_mac, caller_ip, sip_port, invite("call-hold@198.18.0.2"))));
+    h.poll();
+    {
+        const sent_frames f = h.take_sent();
+        const auto out = decode(f);
+        ASSERT_EQ(out.size(), 1u) << "the 100 Trying leaves; the INVITE waits for the gateway's MAC";
+        ASSERT_NE(to(out, caller_ip), nullptr);
+    }
+    const auto events = h.take_events();
+    EXPECT_TRUE(asks_for(events, our_gateway)) << "the control core is asked to resolve the gateway";
+    EXPECT_EQ(h.counters().neighbour_held, 1u);
+    h.poll_worker(0, tsc_in(100));
+    EXPECT_EQ(h.take_sent().size(), 0u) << "still unresolved, still held";
+
+    h.runtime().shared->neighbours.insert(ip_address::v4(our_gateway), gateway_mac, 2);  // ARP answered
+    h.poll_worker(0, tsc_in(110));
+    const sent_frames f = h.take_sent();
+    const auto out = decode(f);
+    ASSERT_EQ(out.size(), 1u);
+    const sent_sip* fwd = to(out, peer1_ip);
+    ASSERT_NE(fwd, nullptr);
+    expect_well_formed(h, *fwd, gateway_mac);
+    EXPECT_TRUE(fwd->starts("INVITE sip:+15551234@198.18.0.1 SIP/2.0\r\n")) << fwd->text;
+    const auto c = h.counters();
+    EXPECT_EQ(c.neighbour_released, 1u);
+    EXPECT_EQ(c.drops_total(), 0u);
+    EXPECT_FALSE(blames_a_peer(h.take_events()));
+    EXPECT_EQ(h.mbufs_in_use(), 0u);
+}
+
+TEST_F(sip_path, an_invite_whose_next_hop_never_resolves_is_answered_503_before_any_peer_is_blamed)
+{
+    start(1);
+    harness& h = *h_;
+    h.runtime().shared->neighbours.remove(ip_address::v4(our_gateway));
+    ASSERT_TRUE(h.receive(sip_frame(h, caller_mac, caller_ip, sip_port, invite("call-noarp@198.18.0.2"))));
+    h.poll();
+    EXPECT_EQ(h.take_sent().size(), 1u) << "the 100 Trying";
+    // Past the hold (half the 1000 ms no-response time), before the no-response timer.
+    h.poll_worker(0, tsc_in(600));
+    const sent_frames f = h.take_sent();
+    const auto out = decode(f);
+    ASSERT_EQ(out.size(), 1u);
+    const sent_sip* refused = to(out, caller_ip);
+    ASSERT_NE(refused, nullptr);
+    expect_well_formed(h, *refused, caller_mac);
+    EXPECT_TRUE(refused->starts("SIP/2.0 503 ")) << refused->text;
+    const auto c = h.counters();
+    EXPECT_EQ(c.drops[static_cast<std::size_t>(dp::drop_reason::neighbour_unknown)], 1u) << "the held INVITE, counted";
+    EXPECT_EQ(c.neighbour_released, 0u);
+    EXPECT_EQ(stat(h, sip::proxy_counter::send_failed_unresolved), 1u);
+    EXPECT_EQ(stat(h, sip::proxy_counter::retries_timeout), 0u);
+    EXPECT_FALSE(blames_a_peer(h.take_events())) << "a next hop that never resolves is not the peer's fault";
+    for (uint32_t p = 0; p < 2; ++p)
+        for (const auto& n : h.worker().proxy->stats().failures_by_peer[p]) EXPECT_EQ(n.load(), 0u);
+    EXPECT_EQ(h.mbufs_in_use(), 0u);
+}
+
 }  // namespace
 }  // namespace sbc::test
