@@ -58,18 +58,6 @@ bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
     return true;
 }
 
-/// The host of a message's Contact when it is an address literal (a name: nullopt).
-std::optional<ip_address> contact_address(const message& m) noexcept
-{
-    if (m.h_contact == no_header) return std::nullopt;
-    name_addr na;
-    if (parse_name_addr(m.raw, m.headers[m.h_contact].value, na, error::bad_contact) != error::none)
-        return std::nullopt;
-    uri u;
-    if (!parse_uri(m.raw, na.uri_text, u)) return std::nullopt;
-    return uri_address(m.raw, u);
-}
-
 bool same_name(std::string_view a, std::string_view b) noexcept
 {
     if (a.size() != b.size() || a.empty()) return false;
@@ -129,6 +117,17 @@ bool our_route(const proxy_tables& t, std::string_view raw, span uri_text, endpo
 }
 
 }  // namespace
+
+std::optional<ip_address> contact_address(const message& m) noexcept
+{
+    if (m.h_contact == no_header) return std::nullopt;
+    name_addr na;
+    if (parse_name_addr(m.raw, m.headers[m.h_contact].value, na, error::bad_contact) != error::none)
+        return std::nullopt;
+    uri u;
+    if (!parse_uri(m.raw, na.uri_text, u)) return std::nullopt;
+    return uri_address(m.raw, u);
+}
 
 std::string_view proxy_counter_name(proxy_counter c) noexcept { return counter_texts.name(c); }
 std::string_view proxy_counter_help(proxy_counter c) noexcept { return counter_texts.help(c); }
@@ -569,11 +568,10 @@ void proxy::dialog_parties(uint32_t slot) noexcept
     de.caller_local = s.local;
     de.callee_local = s.out_local;
     // The parties in-dialog requests may go to besides the caller: each side's Contact (the
-    // targets of the requests toward it, RFC 3261 12.1). Once per answered call.
+    // targets of the requests toward it, RFC 3261 12.1): the 2xx's, and the INVITE's that
+    // new_invite kept (no second parse of the stored INVITE per call).
     if (const std::optional<ip_address> c = contact_address(*msg_)) de.callee_contact = *c;
-    const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
-    if (parse(stored, *aux_) == error::none)
-        if (const std::optional<ip_address> c = contact_address(*aux_)) de.caller_contact = *c;
+    de.caller_contact = s.caller_contact;
 }
 
 void proxy::dialog_bye_seen(uint64_t key, uint64_t now) noexcept

@@ -210,6 +210,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
     s = setup{};
     s.gen = gen;
     s.callid_hash = hash_bytes(m.call_id());
+    if (const std::optional<ip_address> c = contact_address(m)) s.caller_contact = *c;
     if (t.canaries) {
         // Which canary peers this call may go to (and will, first): one scan per field.
         const std::array<std::string_view, match_field_count> values{

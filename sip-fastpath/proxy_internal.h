@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "common/counter.h"
 #include "common/slot_table.h"
@@ -34,6 +35,10 @@ inline endpoint leg_local(const endpoint& local, const endpoint& remote) noexcep
 {
     return endpoint{local.addr, local.port, remote.proto, remote.conn};
 }
+
+/// The host of a message's Contact when it is an address literal (a name, or no Contact:
+/// nullopt). Defined in proxy.cc.
+std::optional<ip_address> contact_address(const message& m) noexcept;
 
 /// Single-writer add to a gauge other threads read (relaxed: each value stands alone).
 inline void bump(std::atomic<uint32_t>& a, int d) noexcept
@@ -78,6 +83,7 @@ struct proxy::setup {
     endpoint local;            ///< our endpoint the call arrived on; responses leave from it
     endpoint peer;             ///< the current attempt's peer (connection 0: the stream thread's)
     endpoint out_local;        ///< our endpoint toward it: its trunk, its transport
+    ip_address caller_contact; ///< the INVITE's Contact host (unspecified: a name or none), a dialog party
     uint16_t trunk = 0;        ///< the trunk the call arrived on (its FQDN in our Record-Route)
     std::array<uint32_t, max_tried> tried{};
 };

@@ -17,8 +17,14 @@ media_callee "$CALLEE"
 # The call: 1 s of audio, hung up after 3 s; sbcctl calls --media looked at while it is up.
 media_call relay uac_media.xml 3000 &
 call_job=$!
-sleep 1.5
-calls_media=$(ctl calls --media 2>&1 || true)
+# Looked at until both far ends show (setup and the first RTP take longer on a loaded
+# machine), at most ~2.8 s after the start: the call is up until ~3 s after its answer.
+sleep 0.8
+for _ in $(seq 1 20); do
+  calls_media=$(ctl calls --media 2>&1 || true)
+  grep -qF "$SIPP_CALLER:$MEDIA_EP_PORT" <<<"$calls_media" && grep -qF "$CALLEE:$MEDIA_EP_PORT" <<<"$calls_media" && break
+  sleep 0.1
+done
 wait "$call_job" || fail "the media call did not run"
 read -r CALL_OK CALL_FAILED < <(sipp_counts "$DIR/relay")
 [ "$CALL_OK" -eq 1 ] && [ "$CALL_FAILED" -eq 0 ] || fail "caller: $CALL_OK completed, $CALL_FAILED failed (expected 1, 0)"

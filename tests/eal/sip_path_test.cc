@@ -547,16 +547,23 @@ bool blames_a_peer(const std::vector<dp::event>& events)
     return std::any_of(events.begin(), events.end(), [](const dp::event& e) { return e.kind == dp::event_kind::peer_failed; });
 }
 
+/// One worker whose neighbour table has forgotten `unknown` (the caller, or the gateway the
+/// peers are behind), and the caller's INVITE `call_id` through it.
+harness& invite_without_mac_of(std::unique_ptr<harness>& h, uint32_t unknown, const std::string& call_id)
+{
+    h->runtime().shared->neighbours.remove(ip_address::v4(unknown));
+    EXPECT_TRUE(h->receive(sip_frame(*h, caller_mac, caller_ip, sip_port, invite(call_id))));
+    h->poll();
+    return *h;
+}
+
 TEST_F(sip_path, the_callees_180_reaches_a_caller_the_control_core_has_not_learned_yet)
 {
     // The first call: the caller is new (not in the neighbour table), its INVITE is
     // answered 100 at the MAC it came from, and the callee's 180 a moment later (an
     // unreliable provisional, never resent) must reach it too, without waiting for ARP.
     start(1);
-    harness& h = *h_;
-    h.runtime().shared->neighbours.remove(ip_address::v4(caller_ip));
-    ASSERT_TRUE(h.receive(sip_frame(h, caller_mac, caller_ip, sip_port, invite("call-new@198.18.0.2"))));
-    h.poll();
+    harness& h = invite_without_mac_of(h_, caller_ip, "call-new@198.18.0.2");
     std::string forwarded;
     {
         const sent_frames f = h.take_sent();
@@ -583,10 +590,7 @@ TEST_F(sip_path, the_callees_180_reaches_a_caller_the_control_core_has_not_learn
 TEST_F(sip_path, an_invite_toward_an_unresolved_next_hop_waits_for_arp_and_leaves_once_it_answers)
 {
     start(1);
-    harness& h = *h_;
-    h.runtime().shared->neighbours.remove(ip_address::v4(our_gateway));  // the peers are behind it
-    ASSERT_TRUE(h.receive(sip_frame(h, caller_mac, caller_ip, sip_port, invite("call-hold@198.18.0.2"))));
-    h.poll();
+    harness& h = invite_without_mac_of(h_, our_gateway, "call-hold@198.18.0.2");
     {
         const sent_frames f = h.take_sent();
         const auto out = decode(f);
@@ -618,10 +622,7 @@ TEST_F(sip_path, an_invite_toward_an_unresolved_next_hop_waits_for_arp_and_leave
 TEST_F(sip_path, an_invite_whose_next_hop_never_resolves_is_answered_503_before_any_peer_is_blamed)
 {
     start(1);
-    harness& h = *h_;
-    h.runtime().shared->neighbours.remove(ip_address::v4(our_gateway));
-    ASSERT_TRUE(h.receive(sip_frame(h, caller_mac, caller_ip, sip_port, invite("call-noarp@198.18.0.2"))));
-    h.poll();
+    harness& h = invite_without_mac_of(h_, our_gateway, "call-noarp@198.18.0.2");
     EXPECT_EQ(h.take_sent().size(), 1u) << "the 100 Trying";
     // Past the hold (half the 1000 ms no-response time), before the no-response timer.
     h.poll_worker(0, tsc_in(600));

@@ -11,61 +11,28 @@
 
 #include "sip-fastpath/proxy.h"
 #include "sip-fastpath/sip_message.h"
+#include "tests/unit/proxy_test_util.h"
 
 using namespace sbc::sip;
 using sbc::endpoint;
 using sbc::ip_address;
 using sbc::ip_prefix;
+using sbc::sip::testutil::caller;
+using sbc::sip::testutil::ip;
+using sbc::sip::testutil::r1a;
+using sbc::sip::testutil::r1b;
+using sbc::sip::testutil::sbc_ep;
 
 namespace {
 
-constexpr uint32_t ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
-{
-    return (uint32_t{a} << 24) | (uint32_t{b} << 16) | (uint32_t{c} << 8) | d;
-}
-
-const endpoint sbc_ep = endpoint::udp4(ip(198, 18, 0, 1), 5060);
-const endpoint caller = endpoint::udp4(ip(198, 18, 0, 2), 5060);
 const endpoint neighbour = endpoint::udp4(ip(198, 18, 0, 3), 5060);       ///< another trunk source
 const endpoint caller_contact = endpoint::udp4(ip(198, 18, 0, 7), 5062);  ///< the caller's Contact host
 const endpoint callee_contact = endpoint::udp4(ip(198, 18, 5, 5), 5080);  ///< no trunk source, no peer
 const endpoint stranger = endpoint::udp4(ip(203, 0, 113, 9), 5060);       ///< nobody's
-const endpoint r1a = endpoint::udp4(ip(198, 18, 1, 11), 5060);
-const endpoint r1b = endpoint::udp4(ip(198, 18, 1, 12), 5060);
 
 std::shared_ptr<proxy_tables> make_tables()
 {
-    auto t = std::make_shared<proxy_tables>();
-    trunk tr;
-    tr.name = "core";
-    tr.address = sbc_ep.addr;
-    tr.port = sbc_ep.port;
-    tr.allow = {ip_prefix{ip_address::v4(ip(198, 18, 0, 0)), 24}};
-    t->trunks.push_back(tr);
-    t->regions.resize(1);
-    t->regions[0].name = "region1";
-    for (endpoint e : {r1a, r1b}) {
-        peer p;
-        p.id = static_cast<uint32_t>(t->peers.size());
-        p.name = "p" + std::to_string(p.id);
-        p.address = e.addr;
-        p.port = e.port;
-        p.priority = e == r1a ? 10 : 20;  // every call goes to r1a
-        p.weight = 50;
-        p.region = 0;
-        t->regions[0].peers.push_back(p.id);
-        t->peers.push_back(p);
-    }
-    t->index_peers();
-    peer_group g;
-    g.name = "cloud";
-    g.regions = {0};
-    t->groups.push_back(g);
-    route r;
-    r.name = "default";
-    t->routes.push_back(r);
-    t->default_route = 0;
-    return t;
+    return testutil::make_tables({{r1a, 0, 10}, {r1b, 0, 20}}, 1);  // every call goes to r1a
 }
 
 struct sent {

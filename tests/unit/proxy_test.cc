@@ -10,65 +10,24 @@
 #include "sip-fastpath/proxy.h"
 #include "sip-fastpath/proxy_ids.h"
 #include "sip-fastpath/sip_message.h"
+#include "tests/unit/proxy_test_util.h"
 
 using namespace sbc::sip;
 using sbc::endpoint;
 using sbc::ip_address;
 using sbc::ip_prefix;
+using sbc::sip::testutil::caller;
+using sbc::sip::testutil::ip;
+using sbc::sip::testutil::r1a;
+using sbc::sip::testutil::r1b;
+using sbc::sip::testutil::r2a;
+using sbc::sip::testutil::sbc_ep;
 
 namespace {
 
-constexpr uint32_t ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
-{
-    return (uint32_t{a} << 24) | (uint32_t{b} << 16) | (uint32_t{c} << 8) | d;
-}
-
-const endpoint sbc_ep = endpoint::udp4(ip(198, 18, 0, 1), 5060);
-const endpoint caller = endpoint::udp4(ip(198, 18, 0, 2), 5060);
-const endpoint r1a = endpoint::udp4(ip(198, 18, 1, 11), 5060);
-const endpoint r1b = endpoint::udp4(ip(198, 18, 1, 12), 5060);
-const endpoint r2a = endpoint::udp4(ip(198, 18, 2, 21), 5060);
-
 std::shared_ptr<proxy_tables> make_tables()
 {
-    auto t = std::make_shared<proxy_tables>();
-    trunk tr;
-    tr.name = "core";
-    tr.address = sbc_ep.addr;
-    tr.port = sbc_ep.port;
-    tr.allow = {ip_prefix{ip_address::v4(ip(198, 18, 0, 0)), 24}};
-    t->trunks.push_back(tr);
-    auto add_peer = [&](endpoint e, uint16_t region) {
-        peer p;
-        p.id = static_cast<uint32_t>(t->peers.size());
-        p.name = "p" + std::to_string(p.id);
-        p.address = e.addr;
-        p.port = e.port;
-        p.priority = 10;
-        p.weight = 50;
-        p.region = region;
-        t->regions[region].peers.push_back(p.id);
-        t->peers.push_back(p);
-    };
-    t->regions.resize(2);
-    t->regions[0].name = "region1";
-    t->regions[1].name = "region2";
-    add_peer(r1a, 0);
-    add_peer(r1b, 0);
-    add_peer(r2a, 1);
-    t->index_peers();
-    peer_group g;
-    g.name = "cloud";
-    g.regions = {0, 1};
-    t->groups.push_back(g);
-    route r;
-    r.name = "default";
-    t->routes.push_back(r);
-    t->default_route = 0;
-    for (uint16_t c : {408, 503, 504}) t->retry.codes.set(c);
-    t->retry.no_response_ms = 1000;
-    t->retry.max_attempts = 4;
-    return t;
+    return testutil::make_tables({{r1a, 0}, {r1b, 0}, {r2a, 1}}, 2);
 }
 
 std::string invite(const std::string& call_id, const std::string& branch = "z9hG4bK-c1")
