@@ -113,7 +113,8 @@ struct route {
 
 struct retry_policy {
     std::bitset<700> codes;            ///< final responses that move the call to the next peer
-    uint32_t no_response_ms = 1000;    ///< silence this long moves it too
+    uint32_t no_response_ms = 1000;    ///< silence this long moves it too (the most a learned timer may be)
+    uint32_t min_no_response_ms = 200; ///< the least a peer's learned no-answer timer may be
     bool after_provisional = false;    ///< retry even after a provisional other than 100
     uint8_t max_attempts = 4;          ///< peers tried per call, all regions together
     uint32_t retry_after_s = 30;       ///< Retry-After of the 503 sent when all failed
@@ -133,6 +134,10 @@ constexpr uint32_t down = 1u << 0;       ///< failed probes or passive failures
 constexpr uint32_t draining = 1u << 1;   ///< operator: no new calls, existing ones go on
 constexpr uint32_t disabled = 1u << 2;   ///< operator: out of service
 constexpr uint32_t canary = 1u << 3;     ///< only calls matching its canary pattern
+/// One silence or ICMP unreachable, and nothing heard from it since: no new calls while
+/// another peer of its region is available and not suspect (a selection preference, not
+/// "unavailable"); cleared by anything it answers. Written by the control core.
+constexpr uint32_t suspect = 1u << 4;
 constexpr uint32_t unavailable = down | draining | disabled;
 }  // namespace peer_state
 
@@ -151,6 +156,21 @@ struct peer_health {
     [[nodiscard]] bool overloaded() const noexcept
     {
         return (node.load(std::memory_order_relaxed) & node_overloaded) != 0;
+    }
+
+    /// The no-answer timer in force per peer id, in ms: learned by the control core from the
+    /// peer's response times (control/peer_timer.h, RFC 6298) and clamped to
+    /// [retry.min_no_response_ms, retry.no_response_ms]; 0 while nothing is learned (then
+    /// retry.no_response_ms applies). Written by the control core only, read relaxed.
+    std::array<std::atomic<uint32_t>, max_peers> no_response_ms{};
+    [[nodiscard]] uint32_t no_response_for(uint32_t id, uint32_t fallback_ms) const noexcept
+    {
+        const uint32_t v = id < max_peers ? no_response_ms[id].load(std::memory_order_relaxed) : 0;
+        return v != 0 ? v : fallback_ms;
+    }
+    [[nodiscard]] bool suspect(uint32_t id) const noexcept
+    {
+        return (word[id].load(std::memory_order_relaxed) & peer_state::suspect) != 0;
     }
 
     [[nodiscard]] bool available(uint32_t id) const noexcept
