@@ -18,17 +18,48 @@ std::string cause_text(const sip::peer_event& e)
 
 void passive_health::set_down(uint32_t id, bool down)
 {
+    set_bit(id, sip::peer_state::down, down);
+}
+
+void passive_health::set_bit(uint32_t id, uint32_t bit, bool on)
+{
     // Relaxed: a worker that sees the flip one call late only picks another first choice.
+    // Load and store, not fetch_or: the control core is the word's only writer.
     auto& w = words_.word[id];
     const uint32_t old = w.load(std::memory_order_relaxed);
-    w.store(down ? (old | sip::peer_state::down) : (old & ~sip::peer_state::down), std::memory_order_relaxed);
+    w.store(on ? (old | bit) : (old & ~bit), std::memory_order_relaxed);
+}
+
+void passive_health::mark_suspect(uint32_t id, const std::string& name, uint64_t now_ms)
+{
+    peer_state& s = state_[id];
+    if (s.v.suspect || (words_.word[id].load(std::memory_order_relaxed) & sip::peer_state::down) != 0) return;
+    s.v.suspect = true;
+    s.suspect_since = now_ms;
+    ++s.v.suspect_marks;
+    set_bit(id, sip::peer_state::suspect, true);
+    log_("peer " + name + " suspect: " + s.v.why + " (no new calls while another peer of its region is up)");
+    if (on_suspect_) on_suspect_(id);
+}
+
+bool passive_health::heard_from(uint32_t id, const std::string& what, const std::string& name)
+{
+    if (id >= state_.size() || !state_[id].v.suspect) return false;
+    state_[id].v.suspect = false;
+    set_bit(id, sip::peer_state::suspect, false);
+    log_("peer " + name + " no longer suspect: " + what);
+    return true;
 }
 
 bool passive_health::on_event(const sip::peer_event& e, const std::string& name, uint64_t now_ms)
 {
     if (e.peer_id >= state_.size()) return false;
     peer_state& s = state_[e.peer_id];
-    if (e.kind == sip::peer_event_kind::answered) {
+    if (e.kind != sip::peer_event_kind::failed) {
+        // Any kind but failed (answered, and kinds this file does not know, such as a
+        // provisional response) means the peer is alive.
+        if (s.v.suspect) heard_from(e.peer_id, "answered " + std::to_string(e.code), name);
+        if (e.kind != sip::peer_event_kind::answered) return false;
         s.v.consecutive = 0;
         if (s.v.down && !s.probed) {
             s.v.down = s.v.trial = false;
@@ -38,10 +69,19 @@ bool passive_health::on_event(const sip::peer_event& e, const std::string& name,
         }
         return false;
     }
+    // A final response, even 503, is an answer: the peer is alive (failed, but not suspect).
+    if (e.cause == sip::failure_cause::code && s.v.suspect)
+        heard_from(e.peer_id, "answered " + std::to_string(e.code), name);
     ++s.v.failures;
     ++s.v.consecutive;
     s.v.why = cause_text(e);
-    if (s.probed) return s.v.consecutive == policy_.down_after;
+    const bool silent = e.cause == sip::failure_cause::timeout || e.cause == sip::failure_cause::icmp;
+    if (s.probed) {
+        // At the threshold the caller's probe state machine takes it down: no suspect then.
+        if (s.v.consecutive == policy_.down_after) return true;
+        if (silent) mark_suspect(e.peer_id, name, now_ms);
+        return false;
+    }
     if (s.v.trial) {
         // The trial failed: down again for another interval.
         s.v.trial = false;
@@ -58,6 +98,7 @@ bool passive_health::on_event(const sip::peer_event& e, const std::string& name,
         ++s.v.changes;
         log_("peer " + name + " down: " + std::to_string(s.v.consecutive) + " failures in a row (last: " + s.v.why + ")");
     }
+    if (silent) mark_suspect(e.peer_id, name, now_ms);  // not when down: that says more
     return false;
 }
 
@@ -95,6 +136,14 @@ void passive_health::tick(uint64_t now_ms, const std::function<std::string(uint3
 {
     for (uint32_t id = 0; id < state_.size(); ++id) {
         peer_state& s = state_[id];
+        if (s.v.suspect && now_ms >= s.suspect_since + policy_.retest_ms) {
+            // Nothing heard for a retest interval (a peer that does not answer OPTIONS, or one
+            // that was down meanwhile): calls may try it again; its next silence marks it again.
+            s.v.suspect = false;
+            set_bit(id, sip::peer_state::suspect, false);
+            log_("peer " + name_of(id) + " no longer suspect: nothing heard for " +
+                 std::to_string(policy_.retest_ms / 1000) + " s, calls may try it again");
+        }
         if (s.probed || !s.v.down || s.v.trial || now_ms < s.down_since + policy_.retest_ms) continue;
         s.v.trial = true;
         set_down(id, false);

@@ -4,7 +4,15 @@
 // the peer's atomic health word, so every worker sees it at its next call, with no snapshot.
 // A peer probed with OPTIONS (set_probed) is only counted here: reaching the threshold is
 // reported to the caller, whose probe state machine (control/probe_health.h) owns that
-// peer's down bit; no trial calls for it. Control core only.
+// peer's down bit; no trial calls for it.
+// Suspect: one silence or ICMP unreachable on a call (the first failure, before any threshold)
+// sets the peer's suspect bit, unless it is down already: workers then give it no new calls
+// while another peer of its region is available and not suspect (sip-fastpath/peer_select.h),
+// and the on_suspect hook asks for a probe at once. Anything the peer answers (a final or
+// provisional response to a call, a reply to any probe: heard_from) clears it; so does the
+// retest interval passing with nothing heard (a peer that never answers OPTIONS would else
+// stay shunned), after which its next silence marks it again. Down and up thresholds do not
+// look at it. Each mark and clear is counted and logged once. Control core only.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +33,7 @@ struct passive_policy {
 class passive_health {
 public:
     using log_fn = std::function<void(const std::string&)>;
+    using suspect_fn = std::function<void(uint32_t)>;
 
     passive_health(sip::peer_health& words, passive_policy p, log_fn log)
         : words_(words), policy_(p), log_(std::move(log)), state_(sip::max_peers)
@@ -42,9 +51,17 @@ public:
     {
         if (id < state_.size()) state_[id].probed = probed;
     }
+    /// Called with the peer id each time a peer becomes suspect (the control loop probes it
+    /// at once). None at first.
+    void on_suspect(suspect_fn f) { on_suspect_ = std::move(f); }
     /// A worker's report about a call attempt; `name` is for the log. True when a probed
-    /// peer has just reached the threshold: the caller takes it down.
+    /// peer has just reached the threshold: the caller takes it down. A kind other than
+    /// `failed` that is not `answered` (say, a provisional response) only clears suspect: the
+    /// peer is alive, but the call has no verdict yet.
     bool on_event(const sip::peer_event& e, const std::string& name, uint64_t now_ms);
+    /// The peer answered something outside calls (`what`, for the log: "probe answered 200"):
+    /// clears its suspect bit. True when it was suspect.
+    bool heard_from(uint32_t id, const std::string& what, const std::string& name);
     /// A TCP/TLS peer's connection failed or was lost (`why`): a peer not probed is down at
     /// once (a trial after the retest interval, as for failed calls); true when it is probed,
     /// so that the caller's probe state machine takes it down instead.
@@ -62,6 +79,8 @@ public:
         uint64_t failures = 0;
         std::string why;  ///< last failure, e.g. "503", "timeout", "icmp"
         uint64_t changes = 0;  ///< state changes made here (down, trial, up, trial failed)
+        bool suspect = false;  ///< the suspect bit as set here
+        uint64_t suspect_marks = 0;  ///< times it became suspect
     };
     [[nodiscard]] const view& of(uint32_t id) const { return state_[id].v; }
 
@@ -69,13 +88,17 @@ private:
     struct peer_state {
         view v;
         uint64_t down_since = 0;
+        uint64_t suspect_since = 0;
         bool probed = false;
     };
     void set_down(uint32_t id, bool down);
+    void set_bit(uint32_t id, uint32_t bit, bool on);
+    void mark_suspect(uint32_t id, const std::string& name, uint64_t now_ms);
 
     sip::peer_health& words_;
     passive_policy policy_;
     log_fn log_;
+    suspect_fn on_suspect_;
     std::vector<peer_state> state_;
 };
 

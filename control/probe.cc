@@ -1,6 +1,7 @@
 // OPTIONS scheduling and the probe's text (see probe.h). Control core only.
 #include "control/probe.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -35,6 +36,12 @@ void probe_scheduler::set_peers(std::span<const uint32_t> ids, uint64_t now_us)
         if (was[id] && !slots_[id].active) slots_[id].outstanding = false;
 }
 
+probe_scheduler::slot& probe_scheduler::at(uint32_t id)
+{
+    if (id >= slots_.size()) slots_.resize(id + 1);
+    return slots_[id];
+}
+
 void probe_scheduler::due(uint64_t now_us, std::vector<probe_due>& out)
 {
     for (uint32_t id : active_) {
@@ -43,29 +50,72 @@ void probe_scheduler::due(uint64_t now_us, std::vector<probe_due>& out)
         ++s.seq;
         s.outstanding = true;
         s.sent_us = now_us;
+        s.timeout_us = timeout_us_;
         ++s.sent;
         // The rhythm follows the schedule, not the loop's lateness, unless it fell behind.
         s.next_us = s.next_us + interval_us_ > now_us ? s.next_us + interval_us_ : now_us + interval_us_;
         out.push_back({id, s.seq});
     }
+    for (uint32_t id : once_) {
+        slot& s = slots_[id];
+        if (!s.once_pending) continue;
+        s.once_pending = false;
+        if (s.active) continue;  // probed since it was asked for: its rhythm covers it
+        ++s.seq;
+        s.once_seq = s.seq;
+        s.once_open = true;
+        s.once_sent_us = now_us;
+        ++s.sent;
+        out.push_back({id, s.seq, true});
+    }
+    once_.clear();
 }
 
-std::optional<uint64_t> probe_scheduler::on_reply(uint32_t id, uint32_t seq, uint64_t rx_us)
+void probe_scheduler::set_timeout(uint32_t id, uint64_t timeout_us) noexcept
 {
-    if (id >= slots_.size() || !slots_[id].active || !slots_[id].outstanding || slots_[id].seq != seq) {
-        ++late_;
-        return std::nullopt;
+    if (id >= slots_.size()) return;
+    // At most the interval: one probe at a time, so it must be over when the next is due.
+    slots_[id].timeout_us = timeout_us == 0 ? timeout_us_ : std::min(timeout_us, interval_us_);
+}
+
+bool probe_scheduler::probe_now(uint32_t id, uint64_t now_us)
+{
+    slot& s = at(id);
+    if (s.active) {
+        if (s.outstanding || s.next_us <= now_us) return false;
+        s.next_us = now_us;
+        return true;
     }
-    slot& s = slots_[id];
-    s.outstanding = false;
-    return rx_us > s.sent_us ? rx_us - s.sent_us : 0;
+    if (s.once_pending) return false;
+    s.once_pending = true;
+    once_.push_back(id);
+    return true;
+}
+
+std::optional<probe_answer> probe_scheduler::on_reply(uint32_t id, uint32_t seq, uint64_t rx_us)
+{
+    if (id < slots_.size()) {
+        slot& s = slots_[id];
+        if (s.active && s.outstanding && s.seq == seq) {
+            s.outstanding = false;
+            const uint64_t rtt = rx_us > s.sent_us ? rx_us - s.sent_us : 0;
+            return probe_answer{rtt, rtt > s.timeout_us, false};
+        }
+        if (s.once_open && s.once_seq == seq) {
+            s.once_open = false;
+            return probe_answer{rx_us > s.once_sent_us ? rx_us - s.once_sent_us : 0, false, true};
+        }
+    }
+    ++stale_;
+    return std::nullopt;
 }
 
 void probe_scheduler::expired(uint64_t now_us, std::vector<uint32_t>& out)
 {
     for (uint32_t id : active_) {
         slot& s = slots_[id];
-        if (!s.active || !s.outstanding || now_us < s.sent_us + timeout_us_) continue;
+        // Failed only when its successor is due too: a reply before then is late, not lost.
+        if (!s.active || !s.outstanding || now_us < s.sent_us + s.timeout_us || now_us < s.next_us) continue;
         s.outstanding = false;
         out.push_back(id);
     }

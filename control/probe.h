@@ -1,7 +1,12 @@
 // OPTIONS probing on the control core: which peer is due for a probe, the probe's text, which
-// probe a reply answers (and its RTT), and which probes timed out. One probe at a time per
-// peer: the timeout is at most the interval (the config refuses more), so a probe has timed
-// out before the next one is due. Times are microseconds on any monotonic clock the caller
+// probe a reply answers (and its RTT), and which probes failed. One probe at a time per
+// peer. A probe fails only when its timeout has passed AND no reply came before the next one
+// is due (a loaded machine that handles a reply late must not take a healthy peer down); a
+// reply after the timeout but before the next probe is "late", an answer all the same. Each
+// probe may carry its own timeout (set_timeout: the peer's learned no-answer timer); it is
+// held to at most the interval. Besides its rhythm, a probed peer may be probed early
+// (probe_now), and a peer that is not probed may get one-off probes whose replies are only
+// matched, never timed out. Times are microseconds on any monotonic clock the caller
 // chooses. Pure (no EAL); control/probe_send.cc frames and sends the probes. Control core only.
 #pragma once
 
@@ -17,8 +22,16 @@
 namespace sbc::control {
 
 struct probe_due {
-    uint32_t id = 0;   ///< peer id
-    uint32_t seq = 0;  ///< goes into the branch; a reply must carry it back
+    uint32_t id = 0;    ///< peer id
+    uint32_t seq = 0;   ///< goes into the branch; a reply must carry it back
+    bool once = false;  ///< a one-off probe of a peer that is not probed (probe_now)
+};
+
+/// A reply matched to the probe it answers.
+struct probe_answer {
+    uint64_t rtt_us = 0;
+    bool late = false;  ///< after the probe's timeout, before the next probe
+    bool once = false;  ///< answers a one-off probe: says the peer is alive, nothing more
 };
 
 class probe_scheduler {
@@ -35,32 +48,49 @@ public:
     /// (a late reply from them is stale).
     void set_peers(std::span<const uint32_t> ids, uint64_t now_us);
 
-    /// Appends the probes due by `now_us` and marks them sent at `now_us`.
+    /// Appends the probes due by `now_us` (one-off ones included) and marks them sent at
+    /// `now_us`, each with the scheduler's timeout until set_timeout says otherwise.
     void due(uint64_t now_us, std::vector<probe_due>& out);
-    /// A reply to probe `seq` of peer `id` received at `rx_us`: its RTT when it answers the
-    /// probe outstanding for that peer; nullopt (counted late) otherwise.
-    std::optional<uint64_t> on_reply(uint32_t id, uint32_t seq, uint64_t rx_us);
-    /// Appends the peers whose outstanding probe got no reply within the timeout by `now_us`.
+    /// The timeout of the probe of `id` just sent (at most the interval; 0: the default).
+    void set_timeout(uint32_t id, uint64_t timeout_us) noexcept;
+    /// Probe `id` at the next due(): for a probed peer, its next probe now, unless one is
+    /// outstanding (its reply or failure comes within an interval anyway), the rhythm going
+    /// on from there; for any other peer, a one-off probe. False when nothing was scheduled.
+    bool probe_now(uint32_t id, uint64_t now_us);
+    /// A reply to probe `seq` of peer `id` received at `rx_us`: matched when it answers the
+    /// probe outstanding for that peer (on time or late) or its last one-off probe; nullopt
+    /// (counted stale) otherwise: after the next probe was sent, twice, or a foreign one.
+    std::optional<probe_answer> on_reply(uint32_t id, uint32_t seq, uint64_t rx_us);
+    /// Appends the peers whose outstanding probe failed by `now_us`: its timeout has passed
+    /// and its successor is due (call before due() with the same time).
     void expired(uint64_t now_us, std::vector<uint32_t>& out);
 
     [[nodiscard]] bool probed(uint32_t id) const noexcept { return id < slots_.size() && slots_[id].active; }
     [[nodiscard]] uint64_t sent(uint32_t id) const noexcept { return id < slots_.size() ? slots_[id].sent : 0; }
-    [[nodiscard]] uint64_t late_replies() const noexcept { return late_; }
+    /// Replies that matched no probe (after the next one was sent, twice, or not ours).
+    [[nodiscard]] uint64_t stale_replies() const noexcept { return stale_; }
 
 private:
     struct slot {
         bool active = false;
         bool outstanding = false;
+        bool once_pending = false;  ///< a one-off probe to send at the next due()
+        bool once_open = false;     ///< the last one-off probe is still unanswered
         uint32_t seq = 0;
-        uint64_t next_us = 0;  ///< when the next probe is due
-        uint64_t sent_us = 0;  ///< when the outstanding one was sent
-        uint64_t sent = 0;     ///< probes sent, in total
+        uint32_t once_seq = 0;      ///< sequence of the last one-off probe
+        uint64_t next_us = 0;       ///< when the next probe is due
+        uint64_t sent_us = 0;       ///< when the outstanding one was sent
+        uint64_t once_sent_us = 0;  ///< when the last one-off one was sent
+        uint64_t timeout_us = 0;    ///< of the outstanding one
+        uint64_t sent = 0;          ///< probes sent, in total (one-off ones included)
     };
+    slot& at(uint32_t id);
     uint64_t interval_us_;
     uint64_t timeout_us_;
     std::vector<slot> slots_;      ///< by peer id
     std::vector<uint32_t> active_; ///< ids with active slots
-    uint64_t late_ = 0;
+    std::vector<uint32_t> once_;   ///< ids with a one-off probe pending
+    uint64_t stale_ = 0;
 };
 
 struct probe_text_args {

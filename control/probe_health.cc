@@ -32,9 +32,10 @@ bool probe_health::accepted(uint16_t code) const noexcept
     return std::find(policy_.accepted_codes.begin(), policy_.accepted_codes.end(), code) != policy_.accepted_codes.end();
 }
 
-std::optional<health_change> probe_health::on_reply(uint32_t id, uint16_t code, uint64_t rtt_us)
+std::optional<health_change> probe_health::on_reply(uint32_t id, uint16_t code, uint64_t rtt_us, bool late)
 {
     view& v = at(id);
+    if (late) ++v.probes_late;
     v.last_rtt_us = static_cast<int64_t>(rtt_us);
     v.last_code = code;
     if (!accepted(code)) return failed(id, "code " + std::to_string(code));

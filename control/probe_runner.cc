@@ -1,6 +1,7 @@
 // The control core's OPTIONS prober (see probe_runner.h). Control core only.
 #include "control/probe_runner.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -36,6 +37,7 @@ void probe_runner::configure(const config& c, std::shared_ptr<const sip::proxy_t
     tables_ = std::move(tables);
     interfaces_ = interfaces;
     sched_.set_timing(uint64_t{c.health.options_interval_ms} * 1000, uint64_t{c.health.options_timeout_ms} * 1000);
+    timeout_ms_ = c.health.options_timeout_ms;
     health_.set_policy(probe_policy{c.health.down_after, c.health.up_after, c.health.accepted_codes});
     for (uint32_t id : fresh) health_.reset(id);
     std::vector<uint32_t> ids;
@@ -89,6 +91,13 @@ void probe_runner::tick(uint64_t now_ms, const name_fn& name_of)
     for (const probe_due& d : due_) {
         const uint32_t i = d.id < index_of_.size() ? index_of_[d.id] : sip::no_peer;
         if (i == sip::no_peer) continue;
+        if (!d.once) {
+            // The peer's learned no-answer timer, not below twice its last probe RTT (a reply
+            // as slow as the last one is on time); the scheduler holds it to the interval.
+            const uint64_t learned = uint64_t{rt_.shared->peer_health.no_response_for(d.id, timeout_ms_)} * 1000;
+            const int64_t rtt = health_.of(d.id).last_rtt_us;
+            sched_.set_timeout(d.id, std::max(learned, rtt > 0 ? 2 * static_cast<uint64_t>(rtt) : 0));
+        }
         const sip::peer& p = tables_->peers[i];
         if (p.trunk >= tables_->trunks.size()) continue;
         const sip::trunk& t = tables_->trunks[p.trunk];
@@ -127,10 +136,22 @@ void probe_runner::on_reply(const dataplane::event& e, const name_fn& name_of)
     const uint32_t age8 = static_cast<uint32_t>(now_tsc >> 8) - e.probe_rx_tsc8;
     const uint64_t rx_tsc = now_tsc - (uint64_t{age8} << 8);
     const uint64_t rx_us = tsc_to_us(rx_tsc, tsc_hz_);
-    const auto rtt = sched_.on_reply(e.peer_id, e.probe_seq, rx_us);
-    if (!rtt) return;  // late (timed out already) or not ours any more: counted
-    auto c = e.code == 0 ? health_.on_unreachable(e.peer_id) : health_.on_reply(e.peer_id, e.code, *rtt);
+    const auto a = sched_.on_reply(e.peer_id, e.probe_seq, rx_us);
+    if (!a) return;  // after the next probe was sent, or not ours any more: counted stale
+    if (e.code != 0 && on_heard_)
+        on_heard_(e.peer_id, std::string(a->once ? "one-off probe" : a->late ? "late probe" : "probe") + " answered " +
+                                 std::to_string(e.code));
+    if (a->once) return;  // a one-off probe of a peer not probed: alive, nothing more
+    auto c = e.code == 0 ? health_.on_unreachable(e.peer_id) : health_.on_reply(e.peer_id, e.code, a->rtt_us, a->late);
     if (c) apply(*c, name_of);
+}
+
+bool probe_runner::probe_now(uint32_t id)
+{
+    if (!tables_ || id >= index_of_.size() || index_of_[id] == sip::no_peer) return false;
+    if (!sched_.probe_now(id, now_us())) return false;
+    ++early_probes_;
+    return true;
 }
 
 void probe_runner::on_passive_down(uint32_t id, const std::string& why, const name_fn& name_of)

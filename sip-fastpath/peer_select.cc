@@ -20,8 +20,9 @@ uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t 
 {
     if (region >= t.regions.size()) return no_peer;
     auto matched = [&](const peer& pe) { return pe.canary < max_canaries && ((canary_mask >> pe.canary) & 1) != 0; };
-    auto up_peer = [&](const peer& pe) {
-        const uint32_t w = health.word[pe.id].load(std::memory_order_relaxed);
+    // One relaxed load of the health word per candidate and pass: a worker that sees a flip
+    // one call late only picks another first choice (the control core is the only writer).
+    auto up_word = [&](const peer& pe, uint32_t w) {
         const uint32_t out = ignore_down ? (peer_state::draining | peer_state::disabled) : peer_state::unavailable;
         if ((w & out) != 0) return false;
         // A canary takes only the calls that match its pattern. The bit is set before the
@@ -29,6 +30,7 @@ uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t 
         // worker between the two errs on the side of keeping other calls away.
         return (w & peer_state::canary) == 0 || matched(pe);
     };
+    auto up_peer = [&](const peer& pe) { return up_word(pe, health.word[pe.id].load(std::memory_order_relaxed)); };
     const auto& members = t.regions[region].peers;
     if (canary_mask != 0) {
         // Matching calls go to a matching canary first: the lowest priority value among them.
@@ -41,22 +43,39 @@ uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t 
         }
         if (best != no_peer) return best;
     }
-    // Candidates: available, untried, of the lowest priority value among those.
-    uint32_t best_prio = 0x10000;
-    uint32_t n = 0;
+    // Candidates: available, untried, of the lowest priority value among those. A suspect peer
+    // (silent or unreachable once, nothing heard since) is a candidate only when every other
+    // available, untried peer of the region is suspect too: then the region's order holds as
+    // if none were (the call stays in its region rather than fail over on a guess).
+    uint32_t best_prio = 0x10000, best_prio_sure = 0x10000;
+    uint32_t n = 0, n_sure = 0;
     for (uint32_t p : members) {
         const peer& pe = t.peers[p];
-        if (!up_peer(pe) || was_tried(tried, t.peers[p].id)) continue;
+        const uint32_t w = health.word[pe.id].load(std::memory_order_relaxed);
+        if (!up_word(pe, w) || was_tried(tried, pe.id)) continue;
         if (pe.priority < best_prio) {
             best_prio = pe.priority;
             n = 0;
         }
         if (pe.priority == best_prio) ++n;
+        if ((w & peer_state::suspect) != 0) continue;
+        if (pe.priority < best_prio_sure) {
+            best_prio_sure = pe.priority;
+            n_sure = 0;
+        }
+        if (pe.priority == best_prio_sure) ++n_sure;
     }
     if (n == 0) return no_peer;
+    const bool skip_suspect = n_sure != 0;
+    if (skip_suspect) {
+        best_prio = best_prio_sure;
+        n = n_sure;
+    }
     auto eligible = [&](uint32_t p) {
         const peer& pe = t.peers[p];
-        return pe.priority == best_prio && up_peer(pe) && !was_tried(tried, t.peers[p].id);
+        if (pe.priority != best_prio) return false;
+        const uint32_t w = health.word[pe.id].load(std::memory_order_relaxed);
+        return up_word(pe, w) && !(skip_suspect && (w & peer_state::suspect) != 0) && !was_tried(tried, pe.id);
     };
     uint32_t pick_index = 0;  // the pick_index-th eligible peer
     switch (sel) {

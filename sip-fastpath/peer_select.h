@@ -31,6 +31,9 @@ struct select_state {
 /// priority value, chosen by `sel`; `active` is this worker's active calls per peer id. `tried` holds peer ids (stable across snapshots). `active` (may be empty) gives active calls per peer id
 /// for least_calls; `call_hash` is used by hash_call_id. With `ignore_down`, peers marked down
 /// by health checks count as available (the last resort when no peer is up).
+/// A suspect peer (peer_state::suspect) is passed over while another available, untried peer
+/// of the region is not suspect, whatever its priority; when all are suspect they are chosen
+/// as usual (with or without `ignore_down`), so a region is never left on a suspicion.
 /// `canary_mask` holds the canary slots whose pattern the call matched (canary_matcher): a peer
 /// whose health word has the canary bit takes only calls whose mask has its slot, and such a
 /// matching canary peer is chosen before any other of the region (the operator wants these

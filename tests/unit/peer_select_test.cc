@@ -109,3 +109,50 @@ TEST(peer_select, least_calls_picks_the_idlest_peer)
     active[2] = 3;
     EXPECT_EQ(select_peer(f.t, *f.h, 0, selector::least_calls, {}, 0, f.st, active), 1u);
 }
+
+TEST(peer_select, a_suspect_peer_takes_no_new_call_while_another_of_its_region_is_up)
+{
+    fixture f{{10, 50}, {20, 50}, {20, 50}};
+    f.h->word[0].store(peer_state::suspect);
+    auto c = f.draw(1000);
+    EXPECT_EQ(c[0], 0) << "passed over whatever its priority";
+    EXPECT_EQ(c[1] + c[2], 1000);
+    EXPECT_GT(c[1], 350) << "the others keep their weights";
+    f.h->word[1].store(peer_state::suspect);
+    c = f.draw(100, selector::round_robin);
+    EXPECT_EQ(c[2], 100);
+    std::array<std::atomic<uint32_t>, 3> active{};
+    active[2] = 50;
+    EXPECT_EQ(select_peer(f.t, *f.h, 0, selector::least_calls, {}, 0, f.st, active), 2u)
+        << "even when it is the busiest";
+}
+
+TEST(peer_select, when_every_available_peer_of_the_region_is_suspect_they_are_used_as_usual)
+{
+    fixture f{{10, 50}, {20, 50}};
+    f.h->word[0].store(peer_state::suspect);
+    f.h->word[1].store(peer_state::suspect);
+    auto c = f.draw(100);
+    EXPECT_EQ(c[0], 100) << "priority decides again";
+    f.h->word[1].store(peer_state::down);
+    c = f.draw(100);
+    EXPECT_EQ(c[0], 100) << "the only other peer is down: the suspect one is used";
+    f.h->word[1].store(0);
+    const uint32_t tried[] = {1};
+    c = f.draw(100, selector::srv, tried);
+    EXPECT_EQ(c[0], 100) << "the only other peer was tried: the suspect one is next";
+    f.h->word[1].store(peer_state::draining);
+    c = f.draw(100);
+    EXPECT_EQ(c[0], 100);
+}
+
+TEST(peer_select, among_peers_all_down_the_last_resort_still_prefers_one_not_suspect)
+{
+    fixture f{{10, 50}, {20, 50}};
+    f.h->word[0].store(peer_state::down | peer_state::suspect);
+    f.h->word[1].store(peer_state::down);
+    EXPECT_EQ(select_peer(f.t, *f.h, 0, selector::srv, {}, 0, f.st), no_peer) << "all down";
+    EXPECT_EQ(select_peer(f.t, *f.h, 0, selector::srv, {}, 0, f.st, {}, true), 1u);
+    f.h->word[1].store(peer_state::down | peer_state::suspect);
+    EXPECT_EQ(select_peer(f.t, *f.h, 0, selector::srv, {}, 0, f.st, {}, true), 0u);
+}

@@ -2,7 +2,8 @@
 // verdicts -> state after each step (down after N failures in a row, up after M successes in
 // a row, codes outside accepted_codes count as failures, passive failures take a probed peer
 // down and only good probes bring it back), plus the RTT and counters kept; and the passive
-// side's hand-over for probed peers (no trial calls, the threshold reported once).
+// side's hand-over for probed peers (no trial calls, the threshold reported once); late
+// replies (after the timeout, before the next probe) counted and judged as answers.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "control/passive_health.h"
+#include "control/probe.h"
 #include "control/probe_health.h"
 
 using namespace sbc;
@@ -163,4 +165,68 @@ TEST(probe_health_why, a_connection_failure_on_a_peer_already_down_from_probe_ti
     ASSERT_TRUE(h.of(3).down);
     EXPECT_FALSE(h.on_passive_down(3, "connection: certificate name mismatch")) << "no second flip";
     EXPECT_EQ(h.of(3).why, "passive: connection: certificate name mismatch");
+}
+
+TEST(probe_health, late_replies_are_counted_and_judged_as_answers)
+{
+    control::probe_health h{{2, 2, {200}}};
+    for (int i = 0; i < 5; ++i) EXPECT_FALSE(h.on_reply(1, 200, 900'000, true).has_value());
+    EXPECT_FALSE(h.of(1).down) << "a peer that answers late is never marked down";
+    EXPECT_EQ(h.of(1).probes_late, 5u);
+    EXPECT_EQ(h.of(1).probes_failed, 0u);
+    h.on_reply(1, 503, 900'000, true);
+    h.on_reply(1, 503, 900'000, true);
+    EXPECT_TRUE(h.of(1).down) << "late or not, an unaccepted code is a failure";
+    EXPECT_EQ(h.of(1).probes_late, 7u);
+}
+
+// The scheduler and the state machine together, as probe_runner drives them: a peer whose
+// replies reach a loaded control core after the probe timeout but before the next probe stays
+// up; one whose replies come only after the next probe was sent goes down as before.
+namespace {
+struct probe_pair {
+    control::probe_scheduler sched{1000'000, 300'000};  // microseconds: 1 s interval, 300 ms timeout
+    control::probe_health health{{2, 2, {200}}};
+    std::vector<control::probe_due> due;
+    std::vector<uint32_t> expired;
+    /// Runs one interval from `t0`: the probe goes out, its reply (if any) comes `delay_us` later.
+    void interval(uint64_t t0, int64_t delay_us)
+    {
+        expired.clear();
+        sched.expired(t0, expired);
+        for (uint32_t id : expired) health.on_timeout(id);
+        due.clear();
+        sched.due(t0, due);
+        if (delay_us < 0 || due.empty()) return;
+        const uint64_t rx = t0 + static_cast<uint64_t>(delay_us);
+        if (auto a = sched.on_reply(due[0].id, due[0].seq, rx)) health.on_reply(due[0].id, 200, a->rtt_us, a->late);
+    }
+};
+}  // namespace
+
+TEST(probe_health, a_healthy_peer_answering_within_the_interval_is_never_marked_down)
+{
+    probe_pair p;
+    const std::vector<uint32_t> ids{4};
+    p.sched.set_peers(ids, 0);
+    for (uint64_t i = 0; i < 10; ++i) p.interval(i * 1000'000, 950'000);  // 950 ms: past the 300 ms timeout
+    EXPECT_FALSE(p.health.of(4).down);
+    EXPECT_EQ(p.health.of(4).probes_late, 10u);
+    EXPECT_EQ(p.health.of(4).probes_failed, 0u);
+    EXPECT_EQ(p.sched.stale_replies(), 0u);
+}
+
+TEST(probe_health, a_reply_after_the_next_probe_was_sent_is_a_failure_as_before)
+{
+    probe_pair p;
+    const std::vector<uint32_t> ids{4};
+    p.sched.set_peers(ids, 0);
+    p.interval(0, -1);  // no reply to the first probe before the second goes out
+    p.interval(1000'000, -1);
+    // The first probe's reply arrives now, after the second probe was sent: stale.
+    EXPECT_FALSE(p.sched.on_reply(4, 1, 1100'000).has_value());
+    p.interval(2000'000, -1);
+    EXPECT_TRUE(p.health.of(4).down) << "two probes failed in a row";
+    EXPECT_EQ(p.health.of(4).probes_failed, 2u);
+    EXPECT_EQ(p.sched.stale_replies(), 1u);
 }

@@ -1,5 +1,7 @@
 // Unit tests of OPTIONS scheduling (one probe per interval per peer, first probes spread,
-// replies matched by sequence with their RTT, timeouts, late and foreign replies refused) and
+// replies matched by sequence with their RTT, a probe failed only when its successor is due,
+// late replies before then counted late, stale and foreign replies refused, early and one-off
+// probes) and
 // of the probe's text (a valid OPTIONS whose branch reads back as the peer and sequence).
 #include <gtest/gtest.h>
 
@@ -56,15 +58,17 @@ TEST(probe_scheduler, matches_a_reply_by_sequence_and_gives_its_rtt)
     EXPECT_FALSE(s.on_reply(2, out[0].seq, 11 * ms).has_value()) << "another peer";
     const auto rtt = s.on_reply(1, out[0].seq, 10 * ms + 730);
     ASSERT_TRUE(rtt.has_value());
-    EXPECT_EQ(*rtt, 730u);
+    EXPECT_EQ(rtt->rtt_us, 730u);
+    EXPECT_FALSE(rtt->late);
+    EXPECT_FALSE(rtt->once);
     EXPECT_FALSE(s.on_reply(1, out[0].seq, 12 * ms).has_value()) << "a retransmitted reply counts once";
-    EXPECT_EQ(s.late_replies(), 3u);
+    EXPECT_EQ(s.stale_replies(), 3u);
     std::vector<uint32_t> expired;
     s.expired(900 * ms, expired);
     EXPECT_TRUE(expired.empty()) << "the probe was answered";
 }
 
-TEST(probe_scheduler, times_out_an_unanswered_probe_once_and_refuses_its_late_reply)
+TEST(probe_scheduler, fails_an_unanswered_probe_once_when_the_next_is_due_and_refuses_a_reply_after_that)
 {
     control::probe_scheduler s{1000 * ms, 300 * ms};
     const std::vector<uint32_t> ids{2};
@@ -72,15 +76,114 @@ TEST(probe_scheduler, times_out_an_unanswered_probe_once_and_refuses_its_late_re
     std::vector<control::probe_due> out;
     s.due(0, out);
     std::vector<uint32_t> expired;
-    s.expired(299 * ms, expired);
-    EXPECT_TRUE(expired.empty());
     s.expired(300 * ms, expired);
-    ASSERT_EQ(expired.size(), 1u);
+    EXPECT_TRUE(expired.empty()) << "past its timeout, but a reply may still come before the next probe";
+    s.expired(999 * ms, expired);
+    EXPECT_TRUE(expired.empty());
+    s.expired(1000 * ms, expired);
+    ASSERT_EQ(expired.size(), 1u) << "the next probe is due and nothing came: failed";
     EXPECT_EQ(expired[0], 2u);
+    const uint32_t first = out[0].seq;
+    out.clear();
+    s.due(1000 * ms, out);
+    ASSERT_EQ(out.size(), 1u);
     expired.clear();
-    s.expired(400 * ms, expired);
-    EXPECT_TRUE(expired.empty()) << "one timeout per probe";
-    EXPECT_FALSE(s.on_reply(2, out[0].seq, 450 * ms).has_value()) << "too late: already a failure";
+    s.expired(1100 * ms, expired);
+    EXPECT_TRUE(expired.empty()) << "one failure per probe";
+    EXPECT_FALSE(s.on_reply(2, first, 1050 * ms).has_value()) << "after the next probe was sent: already a failure";
+    EXPECT_EQ(s.stale_replies(), 1u);
+}
+
+TEST(probe_scheduler, a_reply_after_the_timeout_but_before_the_next_probe_is_late_not_failed)
+{
+    control::probe_scheduler s{1000 * ms, 300 * ms};
+    const std::vector<uint32_t> ids{5};
+    s.set_peers(ids, 0);
+    std::vector<control::probe_due> out;
+    s.due(0, out);
+    std::vector<uint32_t> expired;
+    s.expired(800 * ms, expired);
+    const auto a = s.on_reply(5, out[0].seq, 800 * ms);
+    ASSERT_TRUE(a.has_value()) << "a loaded machine handled it late: still the answer to this probe";
+    EXPECT_TRUE(a->late);
+    EXPECT_EQ(a->rtt_us, 800 * ms);
+    s.expired(1000 * ms, expired);
+    EXPECT_TRUE(expired.empty()) << "answered: nothing fails when the next probe goes out";
+    EXPECT_EQ(s.stale_replies(), 0u);
+}
+
+TEST(probe_scheduler, each_probe_takes_the_timeout_it_is_given_at_most_the_interval)
+{
+    control::probe_scheduler s{1000 * ms, 300 * ms};
+    const std::vector<uint32_t> ids{1};
+    s.set_peers(ids, 0);
+    std::vector<control::probe_due> out;
+    s.due(0, out);
+    s.set_timeout(1, 120 * ms);  // a learned no-answer timer shorter than the configured one
+    auto a = s.on_reply(1, out[0].seq, 150 * ms);
+    ASSERT_TRUE(a.has_value());
+    EXPECT_TRUE(a->late) << "150 ms is past the 120 ms this probe was given";
+    out.clear();
+    s.due(1000 * ms, out);
+    s.set_timeout(1, 5000 * ms);  // more than the interval: held to it
+    a = s.on_reply(1, out[0].seq, 1990 * ms);
+    ASSERT_TRUE(a.has_value());
+    EXPECT_FALSE(a->late);
+    out.clear();
+    s.due(2000 * ms, out);
+    ASSERT_EQ(out.size(), 1u);
+    a = s.on_reply(1, out[0].seq, 2200 * ms);
+    ASSERT_TRUE(a.has_value());
+    EXPECT_FALSE(a->late) << "a new probe starts with the configured timeout again";
+}
+
+TEST(probe_scheduler, probe_now_sends_a_probed_peers_next_probe_early_unless_one_is_outstanding)
+{
+    control::probe_scheduler s{1000 * ms, 300 * ms};
+    const std::vector<uint32_t> ids{3};
+    s.set_peers(ids, 0);
+    std::vector<control::probe_due> out;
+    s.due(0, out);
+    EXPECT_FALSE(s.probe_now(3, 100 * ms)) << "its probe is outstanding: its answer comes soon enough";
+    ASSERT_TRUE(s.on_reply(3, out[0].seq, 10 * ms).has_value());
+    EXPECT_TRUE(s.probe_now(3, 200 * ms));
+    out.clear();
+    s.due(200 * ms, out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].id, 3u);
+    EXPECT_FALSE(out[0].once);
+    out.clear();
+    s.due(1000 * ms, out);
+    EXPECT_TRUE(out.empty()) << "the rhythm goes on from the early probe";
+    s.due(1200 * ms, out);
+    EXPECT_EQ(out.size(), 1u);
+}
+
+TEST(probe_scheduler, a_peer_not_probed_gets_one_off_probes_whose_reply_is_matched_and_never_fails)
+{
+    control::probe_scheduler s{1000 * ms, 300 * ms};
+    const std::vector<uint32_t> probed{1};
+    s.set_peers(probed, 0);
+    std::vector<control::probe_due> out;
+    s.due(0, out);
+    out.clear();
+    EXPECT_TRUE(s.probe_now(7, 50 * ms));
+    EXPECT_FALSE(s.probe_now(7, 60 * ms)) << "asked twice before it went out: one probe";
+    s.due(60 * ms, out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].id, 7u);
+    EXPECT_TRUE(out[0].once);
+    EXPECT_FALSE(s.probed(7)) << "a one-off probe does not make it a probed peer";
+    std::vector<uint32_t> expired;
+    s.expired(5000 * ms, expired);
+    for (uint32_t id : expired) EXPECT_NE(id, 7u) << "a one-off probe never fails";
+    const auto a = s.on_reply(7, out[0].seq, 5000 * ms);
+    ASSERT_TRUE(a.has_value());
+    EXPECT_TRUE(a->once);
+    EXPECT_FALSE(s.on_reply(7, out[0].seq, 5001 * ms).has_value()) << "counted once";
+    out.clear();
+    s.due(5002 * ms, out);
+    for (const auto& d : out) EXPECT_NE(d.id, 7u) << "no rhythm for it";
 }
 
 TEST(probe_scheduler, a_peer_no_longer_probed_is_forgotten_and_others_keep_their_rhythm)
