@@ -38,10 +38,14 @@ bool hand_off(worker& w, int owner, rte_mbuf* m, const sip_handoff& in, sip_tall
     return true;
 }
 
-/// The owner of the attempt an ICMP error quotes (our stateful branch in the quoted text), or -1.
+/// The owner of what an ICMP error quotes, or -1: the attempt of our stateful branch, or the
+/// worker waiting for the answer to an in-dialog request it relayed (our stateless branch),
+/// whichever comes first in the quoted text (ours is its top Via).
 int quote_owner(std::string_view quoted) noexcept
 {
     const std::size_t b = quoted.find(sip::branch_stateful);
+    const std::size_t l = quoted.find(sip::branch_stateless);
+    if (l < b) return sip::stateless_owner(quoted.substr(l));
     sip::txn_id id;
     if (b == std::string_view::npos || !sip::read_branch(quoted.substr(b, sip::branch_stateful_len), id)) return -1;
     return id.worker;

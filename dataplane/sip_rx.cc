@@ -157,7 +157,9 @@ bool sip_unreachable(worker& w, const snapshot& snap, rte_mbuf* m) noexcept
         rte_pktmbuf_free(m);
         return true;
     }
-    if (q.payload.find(sip::branch_stateful) == std::string_view::npos) return false;
+    if (q.payload.find(sip::branch_stateful) == std::string_view::npos &&
+        q.payload.find(sip::branch_stateless) == std::string_view::npos)
+        return false;
     sip_handoff in;
     in.what = sip_handoff::kind::unreachable;
     in.src = q.to;

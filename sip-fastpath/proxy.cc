@@ -5,6 +5,7 @@
 
 #include "sip-fastpath/proxy_ids.h"
 #include "sip-fastpath/proxy_internal.h"
+#include "sip-fastpath/proxy_pending.h"
 #include "sip-fastpath/sip_editor.h"
 #include "sip-fastpath/sip_numbers.h"
 #include "sip-fastpath/sip_response.h"
@@ -141,7 +142,8 @@ proxy::proxy(uint8_t worker, uint32_t setups, uint32_t dialogs, uint64_t seed)
       timers_(setups),
       stats_(std::make_unique<proxy_stats>()),
       own_(std::make_unique<message>()),
-      aux_(std::make_unique<message>())
+      aux_(std::make_unique<message>()),
+      pending_(std::make_unique<pending_table>(dialogs < max_pending_in_dialog ? dialogs : max_pending_in_dialog))
 {
     select_.rng ^= seed * 0x9E3779B97F4A7C15ull + worker;
     if (select_.rng == 0) select_.rng = 1;
@@ -291,7 +293,7 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
     const message& m = *msg_;
     // A request whose top Route is ours is routed by the route set (in-dialog, RFC 3261
     // 16.4); this also covers ACK for 2xx and every request a peer sends back to the caller.
-    if (m.h_route != no_header && forward_in_dialog(t, a, out)) return;
+    if (m.h_route != no_header && forward_in_dialog(t, h, a, out)) return;
     const bool has_to_tag = m.to.has_tag;
     switch (m.req_method) {
     case method::invite:
@@ -341,7 +343,7 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
     forward_out_of_dialog(t, h, a, out);
 }
 
-bool proxy::forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox& out) noexcept
+bool proxy::forward_in_dialog(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept
 {
     const message& m = *msg_;
     // Our consecutive top Route entries all go (two when we record-routed twice, RFC 5658);
@@ -419,8 +421,8 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox&
     // Our Via: a stateless branch derived from the incoming one, and where to send the
     // response back (the request's source, which also covers callers behind NAT).
     char branch[32];
-    const std::size_t branch_len =
-        write_stateless_branch(branch, upstream_key(m, a.src));
+    const uint64_t key = upstream_key(m, a.src);
+    const std::size_t branch_len = write_stateless_branch(branch, key);
     const endpoint local = leg_local(via_local, next);
     char via[max_via_size];
     const std::size_t via_len = write_via(via, local, std::string_view(branch, branch_len), a.src);
@@ -437,6 +439,7 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox&
     const write_result r = edit(m, e, d->data);
     if (!r.ok()) return true;
     out.commit(local, next, r.len);
+    pending_track(t, h, a, next, key);  // a dead peer's silence answered 408, not left for 32 s
     return true;
 }
 
@@ -473,6 +476,7 @@ bool proxy::relay_by_via(const sip_input& a, outbox& out) noexcept
 {
     // A response to something we forwarded statelessly: our Via says where it goes.
     const message& m = *msg_;
+    pending_answered(m.text(m.top_via.branch));  // any answer, a provisional too: the peer is alive
     bool found = false;
     const std::string_view src = param_value(m.text(m.top_via.params), "sbc-src", found);
     if (!has_second_via(m)) {
@@ -537,6 +541,7 @@ void proxy::on_tick(const proxy_tables& t, const peer_health& h, uint64_t now_ms
     timers_.advance(
         now_ms, [&](uint32_t slot) { fire(t, h, slot, now_ms, out); }, [&] { return out.room(); });
     media_silence(now_ms, out);
+    pending_expire(now_ms, out);
     if (dialogs_->timers.now() == 0) dialogs_->timers.start(now_ms);
     dialogs_->timers.advance(
         now_ms,

@@ -133,7 +133,9 @@ struct outbox {
     X(send_failed_unresolved, "messages not sent because their next hop never resolved")  \
     X(send_failed_no_route, "messages not sent because no interface or next hop reaches their destination") \
     X(send_failed_no_buffer, "messages not sent for want of a buffer or queue room")      \
-    X(send_failed_no_connection, "messages not sent for want of a stream transport")
+    X(send_failed_no_connection, "messages not sent for want of a stream transport")      \
+    X(in_dialog_timeouts, "BYEs, re-INVITEs and UPDATEs a peer left unanswered past its no-answer timer or that ICMP said did not arrive (408 to the sender; a BYE's dialog ended)") \
+    X(in_dialog_untracked, "BYEs, re-INVITEs and UPDATEs relayed to a peer without a no-answer timer (the per-worker pending table was full)")
 
 SBC_LIST_ENUM(proxy_counter, SBC_PROXY_COUNTERS);
 constexpr std::size_t proxy_counter_count = list_size<proxy_counter>;
@@ -187,7 +189,8 @@ public:
     void on_message(const proxy_tables& t, const peer_health& h, const sip_input& in, const message& m,
                     outbox& out) noexcept;
     /// An ICMP destination-unreachable quoting `quoted` (the start of a datagram we sent to
-    /// `to`): the attempt it belongs to is failed over at once.
+    /// `to`): the attempt it belongs to is failed over at once; an in-dialog request relayed
+    /// to a peer and waiting for its answer gets its 408 to the sender at once.
     void on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std::string_view quoted, const endpoint& to,
                              uint64_t now_ms, outbox& out) noexcept;
     /// A message this proxy produced (`sent`, its bytes as they were to leave, at least up to
@@ -217,6 +220,7 @@ public:
     struct setup_table;
     struct dialog_table;
     struct media_dialog;
+    struct pending_table;
 
 private:
     void on_request(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
@@ -228,7 +232,7 @@ private:
     /// "z9hG4bKsL" + this worker + the key: the branch of a stateless forward; returns its length.
     std::size_t write_stateless_branch(char* out, uint64_t key) const noexcept;
     void on_cancel(const sip_input& a, outbox& out) noexcept;
-    bool forward_in_dialog(const proxy_tables& t, const sip_input& a, outbox& out) noexcept;
+    bool forward_in_dialog(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
     /// Whether a response from `src`, a source no trunk allows and no peer has, may still be
     /// relayed: the dialog of its Call-ID names `src` as a party, and our Via sends it back to
     /// someone who may talk to us (a peer, a trunk source, a party).
@@ -271,6 +275,20 @@ private:
     void media_bye(uint32_t d, bool to_a, outbox& out) noexcept;
     /// Ends calls whose media went silent: BYE to both sides.
     void media_silence(uint64_t now_ms, outbox& out) noexcept;
+    // In-dialog requests waiting for a peer's answer (proxy_pending.cc).
+    /// msg_, just relayed statelessly to `next` with our branch key `key`: a BYE, re-INVITE or
+    /// UPDATE to a peer over UDP waits for its answer until the peer's no-answer timer.
+    void pending_track(const proxy_tables& t, const peer_health& h, const sip_input& a, const endpoint& next,
+                       uint64_t key) noexcept;
+    /// A response with top Via branch `branch` came back: whatever it answers is no longer pending.
+    void pending_answered(std::string_view branch) noexcept;
+    /// An ICMP unreachable from `to` quoting `quoted`: answers the pending request it names at
+    /// once; false when it names none.
+    bool pending_unreachable(std::string_view quoted, const endpoint& to, outbox& out) noexcept;
+    /// Answers the requests whose deadline passed by now_ms.
+    void pending_expire(uint64_t now_ms, outbox& out) noexcept;
+    /// 408 to the sender of pending slot `slot`, counted; a BYE ends its dialog.
+    void pending_answer(uint32_t slot, outbox& out) noexcept;
 
     uint8_t worker_;
     uint32_t n_setups_;
@@ -289,6 +307,7 @@ private:
     media_hook* media_ = nullptr;
     std::unique_ptr<std::array<char, max_out_size>> sdp_buf_;  ///< a rewritten SDP body
     std::unique_ptr<media_dialog[]> media_dialogs_;  ///< by dialog slot, with a media hook only
+    std::unique_ptr<pending_table> pending_;  ///< in-dialog requests a peer has yet to answer
 };
 
 }  // namespace sbc::sip

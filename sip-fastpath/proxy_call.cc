@@ -546,6 +546,7 @@ void proxy::on_cancel(const sip_input& a, outbox& out) noexcept
 void proxy::on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std::string_view quoted, const endpoint& to,
                                 uint64_t now_ms, outbox& out) noexcept
 {
+    if (pending_unreachable(quoted, to, out)) return;  // a BYE, re-INVITE, UPDATE relayed statelessly
     // The quoted datagram starts with our request: find our branch in it.
     const std::size_t at = quoted.find(branch_stateful);
     if (at == std::string_view::npos || quoted.size() < at + branch_stateful_len) return;
