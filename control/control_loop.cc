@@ -80,6 +80,12 @@ control_loop::control_loop(config cfg, dataplane::dataplane_runtime& rt)
                [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); }),
       prober_(rt, neighbours_, [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); })
 {
+    // Suspect peers (passive_health.h): one silence or ICMP unreachable -> probed at once;
+    // any reply to any probe -> no longer suspect.
+    passive_.on_suspect([this](uint32_t id) { prober_.probe_now(id); });
+    prober_.on_heard([this](uint32_t id, const std::string& what) {
+        if (passive_.of(id).suspect) passive_.heard_from(id, what, peer_name(id));
+    });
 }
 
 bool control_loop::publish_config(const config& c, std::string& error)
@@ -415,6 +421,7 @@ void control_loop::fill_sip(stats_report& r) const
             pr.last_probe_rtt_ms = pv.last_rtt_us < 0 ? -1.0 : static_cast<double>(pv.last_rtt_us) / 1000.0;
             pr.probes_sent = prober_.sent(p.id);
             pr.probes_failed = pv.probes_failed;
+            pr.probes_late = pv.probes_late;
             pr.state_changes = pv.changes;
         }
         if (conns && pr.why.empty()) {
@@ -430,6 +437,8 @@ void control_loop::fill_sip(stats_report& r) const
             if (pr.state == "up") pr.state = "canary";
         }
         pr.consecutive_failures = v.consecutive;
+        pr.suspect = (word & sip::peer_state::suspect) != 0;
+        pr.suspect_marks = v.suspect_marks;
         pr.source = dns_.source_of(cfg_, p.region, p.address.v4_host(), p.port);
         for (const auto& w : rt_.workers) {
             if (!w->proxy) continue;

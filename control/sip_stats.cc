@@ -33,6 +33,21 @@ uint64_t u(const json& j, const char* k)
     return j.contains(k) && j[k].is_number_unsigned() ? j[k].get<uint64_t>() : 0;
 }
 
+/// The peers table's STATE: "up (suspect)" while suspect (the JSON state stays "up", a
+/// separate flag says suspect).
+std::string state_text(const json& p)
+{
+    std::string s = p.value("state", "");
+    if (p.value("suspect", false)) s += " (suspect)";
+    return s;
+}
+
+/// The peers table's LATE: probes answered after their timeout; "-" for peers not probed.
+std::string late_text(const json& p)
+{
+    return p.value("probe", "") == "options" ? std::to_string(u(p, "probes_late")) : "-";
+}
+
 }  // namespace
 
 json to_json(const sip_report& r)
@@ -63,6 +78,9 @@ json to_json(const sip_report& r)
                          {"last_probe_rtt_ms", p.last_probe_rtt_ms},
                          {"probes_sent", p.probes_sent},
                          {"probes_failed", p.probes_failed},
+                         {"probes_late", p.probes_late},
+                         {"suspect", p.suspect},
+                         {"suspect_marks", p.suspect_marks},
                          {"state_changes", p.state_changes},
                          {"canary", p.canary}});
     }
@@ -90,7 +108,9 @@ std::string sip_prometheus(const sip_report& r)
              "count as failed.",
              r.probe_send_failures);
     w.single("probe_late_replies_total", "counter",
-             "Replies to OPTIONS probes that came after their timeout (or twice).", r.probe_late_replies);
+             "Replies to OPTIONS probes too late to count: after the next probe was sent (the probe had failed), "
+             "or twice.",
+             r.probe_late_replies);
     w.single("call_setups_active", "gauge", "Calls being set up.", r.setups_active);
     w.family("trunk_invites_total", "counter", "New calls offered on the trunk.");
     for (const auto& t : r.invites_by_trunk) w.sample(prom_labels({{"trunk", t.name}}), t.count);
@@ -115,6 +135,16 @@ std::string sip_prometheus(const sip_report& r)
              "OPTIONS probes that timed out or got a code outside accepted_codes.");
     for (const auto& p : r.peers)
         if (p.probe == "options") w.sample(prom_labels({{"peer", p.name}}), p.probes_failed);
+    w.family("peer_probes_late_total", "counter",
+             "OPTIONS probes answered after their timeout but before the next probe: counted as answered.");
+    for (const auto& p : r.peers)
+        if (p.probe == "options") w.sample(prom_labels({{"peer", p.name}}), p.probes_late);
+    w.family("peer_suspect", "gauge",
+             "1 while the peer is suspect (silent or unreachable once, nothing heard since): no new calls while "
+             "another peer of its region is up and not suspect.");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.suspect ? 1 : 0);
+    w.family("peer_suspect_total", "counter", "Times the peer became suspect.");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.suspect_marks);
     w.family("peer_probe_rtt_seconds", "gauge", "RTT of the last answered OPTIONS probe.");
     for (const auto& p : r.peers)
         if (p.last_probe_rtt_ms >= 0) w.sample(prom_labels({{"peer", p.name}}), p.last_probe_rtt_ms / 1000.0);
@@ -148,12 +178,12 @@ std::string render_peers_text(const json& j)
     const json s = j.contains("sip") ? j["sip"] : json::object();
     if (!s.value("enabled", false)) return "no peers configured\n";
     std::vector<std::vector<std::string>> rows{
-        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "RTT", "ACTIVE", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP", "CANARY", "SOURCE"}};
+        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "RTT", "LATE", "ACTIVE", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP", "CANARY", "SOURCE"}};
     const json peers = s.contains("peers") ? s["peers"] : json::array();
     for (const auto& p : peers) {
         const json f = p.value("failures", json::object());
-        rows.push_back({p.value("name", ""), p.value("region", ""), p.value("address", ""), p.value("state", ""),
-                        p.value("why", "").empty() ? "-" : p.value("why", ""), rtt_text(p), std::to_string(u(p, "active_calls")),
+        rows.push_back({p.value("name", ""), p.value("region", ""), p.value("address", ""), state_text(p),
+                        p.value("why", "").empty() ? "-" : p.value("why", ""), rtt_text(p), late_text(p), std::to_string(u(p, "active_calls")),
                         std::to_string(u(p, "attempts")), std::to_string(u(f, "4xx")), std::to_string(u(f, "5xx")),
                         std::to_string(u(f, "6xx")), std::to_string(u(f, "timeout")), std::to_string(u(f, "icmp")),
                         p.value("canary", "").empty() ? "-" : p.value("canary", ""),

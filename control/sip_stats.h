@@ -30,6 +30,9 @@ struct peer_report {
     double last_probe_rtt_ms = -1;       ///< RTT of the last answered probe; -1: none
     uint64_t probes_sent = 0;
     uint64_t probes_failed = 0;          ///< timed out or answered with a code not accepted
+    uint64_t probes_late = 0;            ///< answered after their timeout, before the next probe (not failed)
+    bool suspect = false;                ///< silent or unreachable once, nothing heard since (control/passive_health.h)
+    uint64_t suspect_marks = 0;          ///< times it became suspect
     uint64_t state_changes = 0;          ///< up/down flips by health (probes, passive, trials)
     std::string canary;    ///< "from:^\\+15550100" while a canary (only matching calls), else ""
 };
@@ -49,7 +52,7 @@ struct sip_report {
     std::vector<named_count> invites_by_trunk;  ///< new calls offered on each trunk
     std::vector<named_count> invites_by_route;  ///< new calls that took each route ("(none)": 404)
     uint64_t probe_send_failures = 0;  ///< OPTIONS probes not sent (no MAC for the next hop yet, no buffer, ring full)
-    uint64_t probe_late_replies = 0;   ///< probe replies after their timeout, or for no probe outstanding
+    uint64_t probe_late_replies = 0;   ///< probe replies too late to count: after the next probe was sent, or twice
 };
 
 nlohmann::json to_json(const sip_report& r);

@@ -35,6 +35,7 @@ for _ in $(seq 1 40); do [ "$(peer_field "$N1" probes_sent)" -ge 3 ] && break; s
 wait_state "$N1" up 3 || fail "$N1 not up while it answers OPTIONS: $(ctl peers)"
 wait_state "$N2" up 3 || fail "$N2 not up while it answers OPTIONS: $(ctl peers)"
 changes0=$(peer_field "$N1" state_changes)
+n2_changes0=$(peer_field "$N2" state_changes)
 failed0=$(peer_field "$N1" probes_failed)
 rtt=$(peer_field "$N1" last_probe_rtt_ms)
 python3 -c "import sys; r=float(sys.argv[1]); sys.exit(0 if 0 <= r < 250 else 1)" "$rtt" ||
@@ -50,15 +51,23 @@ wait_metric "^sbc_peer_probe_rtt_seconds\{peer=\"$N1\"\} [0-9.e-]+$" || fail "/m
 wait_metric "^sbc_peer_state\{peer=\"$N1\",state=\"up\"\} 0$" || fail "/metrics does not show $N1 up"
 
 # Kill the peer: down after 3 failed probes (3 intervals at most, plus the timeout and a render).
+# The time is taken from sbcd's log line (grep every 20 ms), not from sbcctl polls: on a
+# loaded machine one `sbcctl peers --json | python3` takes over a second.
+flips0=$(grep -c "peer $N1: up -> down" "$DIR/sbcd.log" || true)
 kill "$p1_pid"
 t_kill=$(date +%s.%N)
-wait_state "$N1" down 5 || fail "$N1 still not down 5 s after its SIPp was killed: $(ctl peers)"
+for _ in $(seq 1 250); do
+  [ "$(grep -c "peer $N1: up -> down" "$DIR/sbcd.log" || true)" -gt "$flips0" ] && break
+  sleep 0.02
+done
 down_s=$(since "$t_kill")
+wait_state "$N1" down 5 || fail "$N1 still not down 5 s after its SIPp was killed: $(ctl peers)"
 note "$N1 marked down $down_s s after its SIPp was killed"
-# 3 probes at 300 ms with a 250 ms timeout take 0.55..1.45 s; this loop's sbcctl polls and
-# a machine shared with builds add to that (scripts/bench/convergence.sh measures it properly).
+# 3 probes at 300 ms, each failed when the next goes out (or at once on ICMP), take about
+# 0.6..1.5 s; a machine shared with builds adds to that (scripts/bench/convergence.sh
+# measures it properly).
 python3 -c "import sys; t=float(sys.argv[1]); sys.exit(0 if 0.5 <= t <= 3 else 1)" "$down_s" ||
-  fail "down after $down_s s, expected 0.55..1.45 s (3 s allowed)"
+  fail "down after $down_s s, expected 0.6..1.5 s (3 s allowed)"
 why=$(peer_field "$N1" why)
 grep -Eq "^(probe timeout|icmp unreachable) x3$" <<<"$why" || fail "why: '$why', expected 'probe timeout x3' or 'icmp unreachable x3'"
 wait_metric "^sbc_peer_state\{peer=\"$N1\",state=\"down\"\} 1$" || fail "/metrics does not show $N1 down"
@@ -66,6 +75,8 @@ wait_metric "^sbc_peer_state_changes_total\{peer=\"$N1\"\} $((changes0 + 1))$" |
 failed=$(peer_field "$N1" probes_failed)
 [ "$failed" -ge $((failed0 + 3)) ] || fail "probes_failed went from $failed0 to $failed, expected at least 3 more"
 wait_metric "^sbc_peer_probes_failed_total\{peer=\"$N1\"\} [0-9]+$" || fail "/metrics has no failed-probe count for $N1"
+wait_metric "^sbc_peer_probes_late_total\{peer=\"$N1\"\} [0-9]+$" || fail "/metrics has no late-probe count for $N1"
+[ "$(peer_field "$N1" suspect)" = False ] || fail "$N1: suspect is '$(peer_field "$N1" suspect)', expected False (down, not suspect)"
 n=$(grep -Ec "peer $N1: up -> down \((probe timeout|icmp unreachable) x3\)" "$DIR/sbcd.log" || true)
 [ "$n" -eq $((changes0 / 2 + 1)) ] || fail "the flip to down is logged $n times, expected once"
 
@@ -88,4 +99,7 @@ wait_metric "^sbc_peer_state_changes_total\{peer=\"$N1\"\} $((changes0 + 2))$" |
 call after 1 uac.xml -p 5064
 [ "$CALL_OK" -eq 1 ] || fail "the call after $N1 came back failed"
 [ "$(received "$DIR/peer-again" '^INVITE ')" -eq 1 ] || fail "after coming back, the new call did not go to $N1"
+# The other peer answered every probe throughout (replies late on a loaded machine count as
+# answers): never taken down.
+[ "$(peer_field "$N2" state_changes)" = "$n2_changes0" ] || fail "$N2 answered every probe but changed state: $(ctl peers)"
 echo "ok: OPTIONS took $N1 down in $down_s s and brought it back in $up_s s (2 answers)"
