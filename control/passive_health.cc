@@ -136,9 +136,14 @@ void passive_health::tick(uint64_t now_ms, const std::function<std::string(uint3
 {
     for (uint32_t id = 0; id < state_.size(); ++id) {
         peer_state& s = state_[id];
-        if (s.v.suspect && now_ms >= s.suspect_since + policy_.retest_ms) {
-            // Nothing heard for a retest interval (a peer that does not answer OPTIONS, or one
-            // that was down meanwhile): calls may try it again; its next silence marks it again.
+        if (s.v.suspect && (words_.word[id].load(std::memory_order_relaxed) & sip::peer_state::down) != 0) {
+            // Down (by calls, probes or its connection) says more than suspect, and it comes
+            // back only by answering or through a trial: the mark goes with the down line.
+            s.v.suspect = false;
+            set_bit(id, sip::peer_state::suspect, false);
+        } else if (s.v.suspect && now_ms >= s.suspect_since + policy_.retest_ms) {
+            // Nothing heard for a retest interval (a peer that does not answer OPTIONS): calls
+            // may try it again; its next silence marks it again.
             s.v.suspect = false;
             set_bit(id, sip::peer_state::suspect, false);
             log_("peer " + name_of(id) + " no longer suspect: nothing heard for " +

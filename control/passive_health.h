@@ -11,7 +11,8 @@
 // and the on_suspect hook asks for a probe at once. Anything the peer answers (a final or
 // provisional response to a call, a reply to any probe: heard_from) clears it; so does the
 // retest interval passing with nothing heard (a peer that never answers OPTIONS would else
-// stay shunned), after which its next silence marks it again. Down and up thresholds do not
+// stay shunned), after which its next silence marks it again; and its going down (the down
+// line in the log says more; tick drops the mark). Down and up thresholds do not
 // look at it. Each mark and clear is counted and logged once. Control core only.
 #pragma once
 

@@ -196,6 +196,8 @@ TEST_F(suspect_fixture, down_and_up_thresholds_are_those_of_before)
     EXPECT_TRUE(words->available(6)) << "suspect, not down, after two silences";
     ph.on_event(silent(6), "p6", 2);
     EXPECT_FALSE(words->available(6)) << "down after passive_down_after (3), as before";
+    ph.tick(100, names);
+    EXPECT_FALSE(suspect(6)) << "down says more: the mark goes";
     ph.tick(30'010, names);
     EXPECT_TRUE(words->available(6)) << "a trial after the retest interval, as before";
     ph.on_event(ok(6), "p6", 30'020);
