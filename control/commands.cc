@@ -24,7 +24,7 @@ constexpr std::array<command_info, command_count> table{{
      "(our ports, far ends, packets, bytes, loss and jitter per direction)",
      true, "\"media\": true with --media"},
     {command_id::peers, "peers", none, "",
-     "every peer: region, address, state (up, down, trial, draining, disabled), why, last probe RTT, active calls, "
+     "every peer: region, address, state (up, down, trial, draining, disabled), why, last probe RTT, no-answer timer, active calls, "
      "attempts and failures by cause",
      true, "nothing"},
     {command_id::top, "top", own, "[--interval S] [--count N]",

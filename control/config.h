@@ -161,7 +161,10 @@ struct route_config {
 
 struct retry_config {
     std::vector<uint16_t> codes{408, 503, 504};  ///< final responses that move a call to the next peer, 400..699
-    unsigned no_response_ms = 1000;    ///< 100..32000
+    unsigned no_response_ms = 1000;    ///< 100..32000; also the longest a peer's learned timer may be
+    /// The shortest a peer's learned no-answer timer may be, 50..32000, at most no_response_ms;
+    /// when not given, 200 or no_response_ms if that is less.
+    unsigned min_no_response_ms = 200;
     bool after_provisional = false;    ///< retry even after a provisional other than 100
     unsigned max_attempts = 4;         ///< peers tried per call, 1..16
     unsigned retry_after_s = 30;       ///< Retry-After of the 503 sent when every peer failed, 0..86400

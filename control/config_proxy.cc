@@ -420,6 +420,18 @@ void read_retry(loader& l, const toml::table& t, retry_config& rc)
     table_reader r(l, t, "retry");
     r.get_codes("codes", rc.codes, 400, 699);
     r.get_uint("no_response_ms", rc.no_response_ms, 100, 32000, "milliseconds");
+    if (const toml::node* n = t.get("min_no_response_ms")) {
+        unsigned v = 0;  // stays 0 when refused (out of range, not an integer): said once
+        r.get_uint("min_no_response_ms", v, 50, 32000, "milliseconds");
+        if (v != 0) rc.min_no_response_ms = v;
+        if (v != 0 && v > rc.no_response_ms)
+            l.error(line_of(*n), r.key("min_no_response_ms"),
+                    "expected at most no_response_ms (" + std::to_string(rc.no_response_ms) + "), got " +
+                        std::to_string(rc.min_no_response_ms));
+    } else {
+        // Not given: the default, unless no_response_ms is shorter (100..199 is allowed there).
+        rc.min_no_response_ms = std::min(rc.min_no_response_ms, rc.no_response_ms);
+    }
     r.get_bool("after_provisional", rc.after_provisional);
     r.get_uint("max_attempts", rc.max_attempts, 1, 16, "peers tried per call");
     r.get_uint("retry_after_s", rc.retry_after_s, 0, 86400, "seconds");

@@ -78,7 +78,9 @@ control_loop::control_loop(config cfg, dataplane::dataplane_runtime& rt)
       started_(std::chrono::steady_clock::now()),
       passive_(rt.shared->peer_health, passive_policy{cfg_.health.passive_down_after, cfg_.health.retest_interval_ms},
                [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); }),
-      prober_(rt, neighbours_, [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); })
+      prober_(rt, neighbours_, [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); }),
+      timers_(rt.shared->peer_health, timer_bounds{cfg_.retry.min_no_response_ms, cfg_.retry.no_response_ms},
+              [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); })
 {
     // Suspect peers (passive_health.h): one silence or ICMP unreachable -> probed at once;
     // any reply to any probe -> no longer suspect.
@@ -102,10 +104,12 @@ bool control_loop::publish_config(const config& c, std::string& error)
         for (uint32_t id : ids_.added()) {
             rt_.shared->peer_health.word[id].store(0, std::memory_order_relaxed);
             passive_.reset(id);
+            timers_.reset(id);
         }
         for (uint32_t id : ids_.freed()) {
             rt_.shared->peer_health.word[id].store(0, std::memory_order_relaxed);
             passive_.reset(id);
+            timers_.reset(id);
         }
         // Canaries last: their health bits are set just before this snapshot goes out.
         std::vector<std::string> dropped;
@@ -117,6 +121,8 @@ bool control_loop::publish_config(const config& c, std::string& error)
     }
     published_.tables = snap->proxy;
     passive_.set_policy(passive_policy{c.health.passive_down_after, c.health.retest_interval_ms});
+    timers_.set_bounds(timer_bounds{c.retry.min_no_response_ms, c.retry.no_response_ms},
+                       [this](uint32_t id) { return peer_name(id); });
     published_.interfaces = snap->interfaces;
     {
         std::vector<uint32_t> fresh;
@@ -290,14 +296,29 @@ void control_loop::drain_events(uint64_t now)
                 pe.cause = static_cast<sip::failure_cause>(e.cause);
                 pe.code = e.code;
                 pe.peer_id = e.peer_id;
+                // Silent past its timer: the timer backs off (a final failure, a 503, is no silence).
+                if (pe.cause == sip::failure_cause::timeout)
+                    timers_.on_silence(e.peer_id, [this](uint32_t id) { return peer_name(id); });
                 if (passive_.on_event(pe, peer_name(e.peer_id), now))
                     prober_.on_passive_down(e.peer_id, passive_.of(e.peer_id).why,
                                             [this](uint32_t id) { return peer_name(id); });
                 break;
             }
-            case dataplane::event_kind::probe_reply:
-                prober_.on_reply(e, [this](uint32_t id) { return peer_name(id); });
+            case dataplane::event_kind::peer_responded:
+                timers_.on_sample(e.peer_id, e.rtt_us, [this](uint32_t id) { return peer_name(id); });
                 break;
+            case dataplane::event_kind::probe_reply: {
+                // A SIP reply to a probed peer's probe (on time or after its timeout, not counted
+                // stale): the RTT the prober measured is a response time of the peer too. A reply
+                // to a one-off probe of a peer not probed leaves no RTT to read.
+                const uint64_t stale = prober_.late_replies();
+                prober_.on_reply(e, [this](uint32_t id) { return peer_name(id); });
+                const int64_t rtt_us = prober_.of(e.peer_id).last_rtt_us;
+                if (e.code != 0 && prober_.late_replies() == stale && prober_.probed(e.peer_id) && rtt_us >= 0)
+                    timers_.on_sample(e.peer_id, static_cast<uint64_t>(rtt_us),
+                                      [this](uint32_t id) { return peer_name(id); });
+                break;
+            }
             case dataplane::event_kind::peer_connection_failed: {
                 // A TCP/TLS peer's connection failed or was lost: the peer is down at once, with
                 // the reason (its calls in flight were already moved on by their workers).
@@ -437,6 +458,9 @@ void control_loop::fill_sip(stats_report& r) const
             if (pr.state == "up") pr.state = "canary";
         }
         pr.consecutive_failures = v.consecutive;
+        pr.no_response_ms = timers_.in_force(p.id);
+        pr.no_response_learned = timers_.of(p.id).learned;
+        pr.response_samples = timers_.of(p.id).samples;
         pr.suspect = (word & sip::peer_state::suspect) != 0;
         pr.suspect_marks = v.suspect_marks;
         pr.source = dns_.source_of(cfg_, p.region, p.address.v4_host(), p.port);

@@ -26,6 +26,7 @@
 #include "control/neighbours.h"
 #include "control/node_state.h"
 #include "control/passive_health.h"
+#include "control/peer_timer.h"
 #include "control/probe_runner.h"
 #include "control/stream_service.h"
 #include "control/proxy_build.h"
@@ -151,6 +152,7 @@ private:
     dns_publish_state dns_publish_;
     passive_health passive_;
     probe_runner prober_;  ///< OPTIONS probes and the probed peers' health
+    peer_timer timers_;    ///< each peer's learned no-answer timer (calls' and probes' response times)
     /// SIP over TCP/TLS: namespace, exception port, stream thread. Declared after everything
     /// its thread reads, so that it stops first.
     stream_service streams_;

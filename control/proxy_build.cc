@@ -66,6 +66,7 @@ sip::retry_policy make_retry_policy(const retry_config& rc)
     for (uint16_t c : rc.codes)
         if (c < p.codes.size()) p.codes.set(c);
     p.no_response_ms = rc.no_response_ms;
+    p.min_no_response_ms = rc.min_no_response_ms;
     p.after_provisional = rc.after_provisional;
     p.max_attempts = static_cast<uint8_t>(rc.max_attempts);
     p.retry_after_s = rc.retry_after_s;

@@ -48,6 +48,15 @@ std::string late_text(const json& p)
     return p.value("probe", "") == "options" ? std::to_string(u(p, "probes_late")) : "-";
 }
 
+/// "250ms" learned from the peer's response times, "1000ms*" the configured no_response_ms
+/// (nothing learned yet); "-" from an sbcd that does not report it.
+std::string timer_text(const json& p)
+{
+    const uint64_t ms = u(p, "no_response_ms");
+    if (ms == 0) return "-";
+    return std::to_string(ms) + "ms" + (p.value("no_response_learned", false) ? "" : "*");
+}
+
 }  // namespace
 
 json to_json(const sip_report& r)
@@ -82,6 +91,9 @@ json to_json(const sip_report& r)
                          {"suspect", p.suspect},
                          {"suspect_marks", p.suspect_marks},
                          {"state_changes", p.state_changes},
+                         {"no_response_ms", p.no_response_ms},
+                         {"no_response_learned", p.no_response_learned},
+                         {"response_samples", p.response_samples},
                          {"canary", p.canary}});
     }
     j["peers"] = peers;
@@ -148,6 +160,13 @@ std::string sip_prometheus(const sip_report& r)
     w.family("peer_probe_rtt_seconds", "gauge", "RTT of the last answered OPTIONS probe.");
     for (const auto& p : r.peers)
         if (p.last_probe_rtt_ms >= 0) w.sample(prom_labels({{"peer", p.name}}), p.last_probe_rtt_ms / 1000.0);
+    w.family("peer_no_response_ms", "gauge",
+             "No-answer timer in force for the peer's next attempts, in ms: learned from its response times, "
+             "else [retry] no_response_ms.");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.no_response_ms);
+    w.family("peer_response_samples_total", "counter",
+             "Response times of the peer taken for its no-answer timer (first responses to INVITEs, probe replies).");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.response_samples);
     w.family("peer_active_calls", "gauge", "Calls on the peer (set up or established).");
     for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.active_calls);
     w.family("peer_attempts_total", "counter", "INVITE attempts sent to the peer.");
@@ -178,12 +197,13 @@ std::string render_peers_text(const json& j)
     const json s = j.contains("sip") ? j["sip"] : json::object();
     if (!s.value("enabled", false)) return "no peers configured\n";
     std::vector<std::vector<std::string>> rows{
-        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "RTT", "LATE", "ACTIVE", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP", "CANARY", "SOURCE"}};
+        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "RTT", "LATE", "TIMER", "ACTIVE", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP", "CANARY", "SOURCE"}};
     const json peers = s.contains("peers") ? s["peers"] : json::array();
     for (const auto& p : peers) {
         const json f = p.value("failures", json::object());
         rows.push_back({p.value("name", ""), p.value("region", ""), p.value("address", ""), state_text(p),
-                        p.value("why", "").empty() ? "-" : p.value("why", ""), rtt_text(p), late_text(p), std::to_string(u(p, "active_calls")),
+                        p.value("why", "").empty() ? "-" : p.value("why", ""), rtt_text(p), late_text(p), timer_text(p),
+                        std::to_string(u(p, "active_calls")),
                         std::to_string(u(p, "attempts")), std::to_string(u(f, "4xx")), std::to_string(u(f, "5xx")),
                         std::to_string(u(f, "6xx")), std::to_string(u(f, "timeout")), std::to_string(u(f, "icmp")),
                         p.value("canary", "").empty() ? "-" : p.value("canary", ""),

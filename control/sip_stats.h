@@ -34,6 +34,9 @@ struct peer_report {
     bool suspect = false;                ///< silent or unreachable once, nothing heard since (control/passive_health.h)
     uint64_t suspect_marks = 0;          ///< times it became suspect
     uint64_t state_changes = 0;          ///< up/down flips by health (probes, passive, trials)
+    uint32_t no_response_ms = 0;         ///< no-answer timer in force (control/peer_timer.h)
+    bool no_response_learned = false;    ///< learned from its response times, else [retry] no_response_ms
+    uint64_t response_samples = 0;       ///< response times taken (first responses to INVITEs, probe replies)
     std::string canary;    ///< "from:^\\+15550100" while a canary (only matching calls), else ""
 };
 
@@ -60,7 +63,8 @@ nlohmann::json to_json(const sip_report& r);
 std::string sip_prometheus(const sip_report& r);
 /// `sbcctl calls`: active calls and setups, by peer and state.
 std::string render_calls_text(const nlohmann::json& report);
-/// `sbcctl peers`: every peer with region, address, state, why, active calls, failures.
+/// `sbcctl peers`: every peer with region, address, state, why, no-answer timer, active calls,
+/// failures.
 std::string render_peers_text(const nlohmann::json& report);
 /// The SIP part of `sbcctl stats`.
 std::string render_sip_stats_text(const nlohmann::json& report);

@@ -27,6 +27,8 @@ enum class event_kind : uint8_t {
     peer_connection_failed = 7,  ///< (stream thread) a TCP/TLS connection to peer `peer_id` failed
                                  ///< or was lost; `code`: its streams::conn_reason
     peer_connection_up = 8,      ///< (stream thread) a connection to peer `peer_id` is up again
+    peer_responded = 9,     ///< peer `peer_id` sent the first response (`code`) to an attempt,
+                            ///< `rtt_us` after its INVITE: a sample of its response time
 };
 
 /// One event. Plain data copied into the ring; addresses in the shared vocabulary.
@@ -47,6 +49,7 @@ struct event {
     uint32_t peer_id = 0;             ///< peer_failed, peer_answered, probe_reply: index into peer_health
     uint32_t probe_seq = 0;           ///< probe_reply: the sequence number from the probe's branch
     uint32_t probe_rx_tsc8 = 0;       ///< probe_reply: the worker's rte_rdtsc() >> 8 at receipt (low 32 bits)
+    uint32_t rtt_us = 0;              ///< peer_responded: the attempt's response time
 };
 static_assert(sizeof(event) % 4 == 0 && sizeof(event) <= 128, "event is a ring element: a multiple of 4 bytes, small");
 

@@ -170,11 +170,14 @@ void flush_outbox(worker& w, const snapshot& snap, sip_tally& t) noexcept
     for (uint32_t i = 0; i < o.n_events; ++i) {
         const sip::peer_event& pe = o.events[i];
         event e{};
-        e.kind = pe.kind == sip::peer_event_kind::failed ? event_kind::peer_failed : event_kind::peer_answered;
+        e.kind = pe.kind == sip::peer_event_kind::failed     ? event_kind::peer_failed
+                 : pe.kind == sip::peer_event_kind::responded ? event_kind::peer_responded
+                                                              : event_kind::peer_answered;
         e.worker = static_cast<uint8_t>(w.id);
         e.cause = pe.cause;
         e.code = pe.code;
         e.peer_id = pe.peer_id;
+        e.rtt_us = pe.rtt_us;
         post_event(w, e);
     }
     o.clear();

@@ -64,7 +64,9 @@ enum class send_failure : uint8_t {
     no_connection,  ///< no stream transport for a TCP or TLS leg
 };
 
-enum class peer_event_kind : uint8_t { failed, answered };
+/// failed and answered: an attempt's outcome (passive health); responded: the first response
+/// of an attempt, with its response time (the adaptive no-answer timer, control/peer_timer.h).
+enum class peer_event_kind : uint8_t { failed, answered, responded };
 enum class failure_cause : uint8_t { none, code, timeout, icmp };
 
 struct peer_event {
@@ -72,6 +74,9 @@ struct peer_event {
     failure_cause cause = failure_cause::none;
     uint16_t code = 0;
     uint32_t peer_id = 0;
+    /// responded: from sending the attempt's INVITE (its first copy) to its first response,
+    /// whatever the code, in us; measured on the worker's ms clock, so whole ms.
+    uint32_t rtt_us = 0;
 };
 
 /// What one call into the proxy produced; the caller sends and clears it.

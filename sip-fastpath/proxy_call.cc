@@ -1,7 +1,9 @@
 // Call setup in the proxy: a new INVITE (100 Trying, route, first peer), its attempts across
 // the peers of a region and then the next region, the responses to each attempt (relay,
 // retry, or give up with the best answer), CANCEL, and the timers of a setup. Worker only.
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 
 #include "sip-fastpath/canary_match.h"
@@ -331,7 +333,9 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
     // Timer A only on UDP (RFC 3261 17.1.1.2): a stream delivers or loses the connection.
     // Timer B and the no-response failover run on every transport.
     s.t_retransmit = is_stream(s.peer.proto) ? 0 : now + timer_t1_ms;
-    s.t_no_response = now + t.retry.no_response_ms;
+    // The peer's learned timer (control/peer_timer.h), else retry.no_response_ms.
+    s.t_no_response = now + h.no_response_for(s.peer_id, t.retry.no_response_ms);
+    s.t_attempt_sent = now;
     s.t_give_up = now + timer_b_ms;
     s.t_release = 0;
     // Refused before it left (too big): the caller has its answer, and the peer no attempt.
@@ -459,6 +463,16 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         // A retransmitted final of this attempt: ACK it again, nothing goes upstream.
         if (code >= 300) send_to_peer_simple(slot, "ACK", m.text(m.headers[m.h_to].value), out);
         return;
+    }
+    if (s.state == setup_state::calling && s.t_attempt_sent != 0 && s.peer_id != no_peer) {
+        // The attempt's first response: the peer's response time, for its no-answer timer.
+        // Measured from the first copy: after a Timer A retransmission it may be long (the
+        // first lost), which only lengthens the timer, never fails over too soon.
+        const uint64_t ms = a.now_ms > s.t_attempt_sent ? a.now_ms - s.t_attempt_sent : 0;
+        peer_event ev{peer_event_kind::responded, failure_cause::none, code, s.peer_id};
+        ev.rtt_us = static_cast<uint32_t>(std::min<uint64_t>(ms, UINT32_MAX / 1000) * 1000);
+        out.event(ev);
+        s.t_attempt_sent = 0;
     }
     if (code < 200) {
         s.t_retransmit = 0;

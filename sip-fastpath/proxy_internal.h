@@ -86,6 +86,9 @@ struct proxy::setup {
     ip_address caller_contact; ///< the INVITE's Contact host (unspecified: a name or none), a dialog party
     uint16_t trunk = 0;        ///< the trunk the call arrived on (its FQDN in our Record-Route)
     std::array<uint32_t, max_tried> tried{};
+    /// When the current attempt's INVITE first left (ms), for its response time; 0 once its
+    /// first response was reported. Read once per attempt: outside the hot first line.
+    uint64_t t_attempt_sent = 0;
 };
 
 /// Whether our final response to the caller is repeated until its ACK (Timer G): on UDP only,

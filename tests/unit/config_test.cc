@@ -243,6 +243,7 @@ TEST(config, fills_in_proxy_defaults_and_has_no_default_route_unless_one_lacks_m
     EXPECT_EQ(c.default_route, -1);
     EXPECT_EQ(c.retry.codes, (std::vector<uint16_t>{408, 503, 504}));
     EXPECT_EQ(c.retry.no_response_ms, 1000u);
+    EXPECT_EQ(c.retry.min_no_response_ms, 200u);
     EXPECT_FALSE(c.retry.after_provisional);
     EXPECT_EQ(c.retry.max_attempts, 4u);
     EXPECT_EQ(c.retry.retry_after_s, 30u);
@@ -535,6 +536,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "retry.codes[0]", "expected an integer"},
         bad_case{"no-response timer too short", with_interface("[retry]\nno_response_ms = 50\n", good_address), 2,
                  "retry.no_response_ms", "100..32000"},
+        bad_case{"learned timer floor above the no-response timer",
+                 with_interface("[retry]\nno_response_ms = 500\nmin_no_response_ms = 600\n", good_address), 3,
+                 "retry.min_no_response_ms", "at most no_response_ms (500), got 600"},
+        bad_case{"learned timer floor too short", with_interface("[retry]\nmin_no_response_ms = 40\n", good_address),
+                 2, "retry.min_no_response_ms", "50..32000"},
         bad_case{"max attempts 0", with_interface("[retry]\nmax_attempts = 0\n", good_address), 2,
                  "retry.max_attempts", "1..16"},
         bad_case{"max attempts 17", with_interface("[retry]\nmax_attempts = 17\n", good_address), 2,
@@ -796,6 +802,17 @@ TEST(config, parses_and_formats_dotted_quads_strictly)
         EXPECT_FALSE(sbc::parse_ipv4(bad)) << bad;
     EXPECT_EQ(to_string(ip_address::v4(0xc6120001u)), "198.18.0.1");
     EXPECT_EQ(to_string(ip_address::v4(0xffffffffu)), "255.255.255.255");
+}
+
+TEST(config, the_learned_timer_floor_follows_a_short_no_response_timer_unless_given)
+{
+    auto r = parse_config(with_interface("[retry]\nno_response_ms = 150\n", good_address), "x.toml");
+    ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
+    EXPECT_EQ(r.cfg->retry.min_no_response_ms, 150u) << "the default 200 would be above no_response_ms";
+    r = parse_config(with_interface("[retry]\nno_response_ms = 3000\nmin_no_response_ms = 80\n", good_address), "x.toml");
+    ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
+    EXPECT_EQ(r.cfg->retry.min_no_response_ms, 80u);
+    EXPECT_EQ(r.cfg->retry.no_response_ms, 3000u);
 }
 
 TEST(config, splits_host_and_port_including_bracketed_ipv6)

@@ -76,6 +76,7 @@ no_response_ms = 700
 after_provisional = true
 max_attempts = 5
 retry_after_s = 12
+min_no_response_ms = 150
 
 [limits]
 transactions_per_worker = 2048
@@ -226,6 +227,7 @@ TEST(proxy_build, retry_codes_become_a_bitset_and_timers_are_copied)
     for (uint16_t c : {0, 100, 180, 200, 404, 486, 504, 699, 700, 65535}) EXPECT_FALSE(t->retry.retry_on(c)) << c;
     EXPECT_EQ(t->retry.codes.count(), 3u);
     EXPECT_EQ(t->retry.no_response_ms, 700u);
+    EXPECT_EQ(t->retry.min_no_response_ms, 150u);
     EXPECT_TRUE(t->retry.after_provisional);
     EXPECT_EQ(t->retry.max_attempts, 5);
     EXPECT_EQ(t->retry.retry_after_s, 12u);

@@ -234,6 +234,40 @@ TEST(proxy, a_silent_peer_is_left_after_the_no_response_timer)
     EXPECT_EQ(hx.px.stats().get(proxy_counter::retries_timeout), 1u);
 }
 
+TEST(proxy, a_silent_peer_is_left_after_its_learned_timer_not_no_response_ms)
+{
+    harness hx;
+    // Both peers of region 1 (ids 0 and 1) have a learned timer of 250 ms (control/peer_timer.h).
+    hx.h->no_response_ms[0].store(250);
+    hx.h->no_response_ms[1].store(250);
+    auto out = hx.deliver(invite("c7l"), caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    const endpoint other = att->dst == r1a ? r1b : r1a;
+    auto early = hx.tick(200);
+    EXPECT_EQ(find_to(early, other, "INVITE "), nullptr) << "not before the learned timer";
+    auto later = hx.tick(100);
+    EXPECT_NE(find_to(later, other, "INVITE "), nullptr) << "failed over at 250 ms, not at no_response_ms (1000)";
+    EXPECT_EQ(hx.px.stats().get(proxy_counter::retries_timeout), 1u);
+}
+
+TEST(proxy, the_first_response_of_an_attempt_reports_the_peers_response_time_once)
+{
+    harness hx;
+    auto out = hx.deliver(invite("c7r"), caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    hx.tick(30);
+    hx.deliver(reply(*att, 100, "Trying"), att->dst);
+    hx.tick(20);
+    hx.deliver(reply(*att, 180, "Ringing"), att->dst);
+    std::vector<peer_event> responded;
+    for (const auto& e : hx.events)
+        if (e.kind == peer_event_kind::responded) responded.push_back(e);
+    ASSERT_EQ(responded.size(), 1u) << "the 180 is not the first response";
+    EXPECT_EQ(responded[0].peer_id, att->dst == r1a ? 0u : 1u);
+    EXPECT_EQ(responded[0].code, 100);
+    EXPECT_EQ(responded[0].rtt_us, 30'000u);
+}
+
 TEST(proxy, icmp_unreachable_moves_the_call_at_once)
 {
     harness hx;
