@@ -296,16 +296,21 @@ void control_loop::drain_events(uint64_t now)
                 pe.cause = static_cast<sip::failure_cause>(e.cause);
                 pe.code = e.code;
                 pe.peer_id = e.peer_id;
-                // Silent past its timer: the timer backs off (a final failure, a 503, is no silence).
-                if (pe.cause == sip::failure_cause::timeout)
-                    timers_.on_silence(e.peer_id, [this](uint32_t id) { return peer_name(id); });
+                // Suspect (or down) first, then the timer: a worker that sees the backed-off
+                // timer sees the peer suspect too (x86 keeps one writer's stores in order), so
+                // no new call waits the longer timer on a peer that just went silent.
                 if (passive_.on_event(pe, peer_name(e.peer_id), now))
                     prober_.on_passive_down(e.peer_id, passive_.of(e.peer_id).why,
                                             [this](uint32_t id) { return peer_name(id); });
+                // Silent past its timer: the timer backs off (a final failure, a 503, is no silence).
+                if (pe.cause == sip::failure_cause::timeout)
+                    timers_.on_silence(e.peer_id, [this](uint32_t id) { return peer_name(id); });
                 break;
             }
             case dataplane::event_kind::peer_responded:
                 timers_.on_sample(e.peer_id, e.rtt_us, [this](uint32_t id) { return peer_name(id); });
+                if (passive_.of(e.peer_id).suspect)  // it answered: no longer suspect
+                    passive_.heard_from(e.peer_id, "answered " + std::to_string(e.code), peer_name(e.peer_id));
                 break;
             case dataplane::event_kind::probe_reply: {
                 // A SIP reply to a probed peer's probe (on time or after its timeout, not counted
@@ -458,11 +463,11 @@ void control_loop::fill_sip(stats_report& r) const
             if (pr.state == "up") pr.state = "canary";
         }
         pr.consecutive_failures = v.consecutive;
+        pr.suspect = (word & sip::peer_state::suspect) != 0;
+        pr.suspect_marks = v.suspect_marks;
         pr.no_response_ms = timers_.in_force(p.id);
         pr.no_response_learned = timers_.of(p.id).learned;
         pr.response_samples = timers_.of(p.id).samples;
-        pr.suspect = (word & sip::peer_state::suspect) != 0;
-        pr.suspect_marks = v.suspect_marks;
         pr.source = dns_.source_of(cfg_, p.region, p.address.v4_host(), p.port);
         for (const auto& w : rt_.workers) {
             if (!w->proxy) continue;

@@ -26,19 +26,28 @@
 #   detect_ms: when `sbcctl peers` (polled every 100 ms) first showed the victim not up.
 #   calls_to_dead: new calls sent to the peer after its death (each was then retried on .12).
 #   calls_failed: calls the caller saw fail (SIPp's count). New calls do not fail (.12 takes
-#     them); the calls up on the victim when it dies are lost by design (their BYE finds no
-#     one), so this is about RATE x (call duration + setup) at the moment of death.
+#     them); the calls up on the victim when it dies lose their BYE (sbcd answers it 408, the
+#     caller's scenario ends them as "bye_lost", not failed).
+#   delayed_over_250ms: calls whose setup (INVITE to 200, SIPp's rtd) took more than 250 ms
+#     over the run's median setup: the calls the death delayed beyond what a caller notices;
+#     max_delay_ms the largest such excess.
+#   timer_ms: the no-answer timer in force (sbcctl peers) for the victim just before its
+#     death / for the healthy peer at the end ("na": none learned, no_response_ms applies).
 #   Each mode runs RUNS times; the line printed is the median run, with every run's figure.
 #
 # Usage (root): scripts/bench/convergence.sh [options|passive ...]
 #   env: SBC_BUILD (build dir, default build), RATE (50), SECONDS_PER_RUN (12), DEATH_AT (4),
-#        DEATH (silent|icmp), RUNS (3)
+#        DEATH (silent|icmp), RUNS (3), VICTIM_SCENARIO (the victim's SIPp scenario, default
+#        uas.xml: 20 ms of ringing, so about one call per run is ringing on the victim when it
+#        dies and ends with it; uas_answer.xml answers at once: no such call)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RATE=${RATE:-50}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-12}
 DEATH_AT=${DEATH_AT:-4}
 DEATH=${DEATH:-silent}
+VICTIM_SCENARIO=${VICTIM_SCENARIO:-uas.xml}
+export VICTIM_SCENARIO
 RUNS=${RUNS:-3}
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -63,10 +72,18 @@ if [ "${1:-}" = --one ]; then
   esac
   export SIP_PROBE SIP_PASSIVE_DOWN_AFTER SIP_HEALTH
   source "$ROOT/tests/e2e/sip_common.sh"
+  # peer_timer NAME: the no-answer timer in force for peer NAME ("na" when none is learned).
+  peer_timer() {
+    ctl peers --json | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["sip"]["peers"]:
+    if p["name"] == sys.argv[1]: print(p.get("no_response_ms") or "na"); break
+else: print("na")' "$1" 2>/dev/null || echo na
+  }
   sip_up
   VICTIM=198.18.1.11
   # No message trace: SIPp on this shared machine must answer probes in time.
-  sipp_uas_start "$VICTIM" uas.xml "$DIR/peer-$VICTIM" "$((SECONDS_PER_RUN + 30))"
+  sipp_uas_start "$VICTIM" "$VICTIM_SCENARIO" "$DIR/peer-$VICTIM" "$((SECONDS_PER_RUN + 30))"
   victim_pid=$SIPP_PID
   sipp_uas_start 198.18.1.12 uas.xml "$DIR/peer-198.18.1.12" "$((SECONDS_PER_RUN + 30))"
   # Both peers up before the run (probes may have taken them down before SIPp listened).
@@ -97,6 +114,7 @@ if [ "${1:-}" = --one ]; then
   poll_pid=$!
   topo_track "$poll_pid"
   sleep "$DEATH_AT"
+  victim_timer=$(peer_timer "region1/$VICTIM:5060")
   [ "$DEATH" = silent ] && ip -n "$SIPP_NS_HOSTS" addr del "$VICTIM/16" dev "$HOSTS_IF"
   kill -KILL "$victim_pid"
   t_death=$(date +%s.%N)
@@ -106,13 +124,26 @@ if [ "${1:-}" = --one ]; then
   kill -INT "$tcpdump_pid" 2>/dev/null || true
   wait "$tcpdump_pid" 2>/dev/null || true
   read -r ok failed < <(sipp_counts "$DIR/callers")
+  healthy_timer=$(peer_timer "region1/198.18.1.12:5060")
   # What health did, for the log of this run; flips of the healthy peer during the run.
   { ctl peers; ctl stats; grep "peer " "$DIR/sbcd.log"; curl -s "http://$HTTP/metrics" | grep -E "^sbc_(probe|peer_probe)"; } >&2 || true
   flaps=$(tail -n +"$((log_lines + 1))" "$DIR/sbcd.log" | grep -c "peer region1/198.18.1.12:5060: up -> down" || true)
   [ "${failed:-0}" -eq 0 ] || { echo "caller errors (last lines):" >&2; tail -n 40 "$DIR"/callers/*_errors.log >&2 || true; }
-  python3 - "$pcap" "$t_death" "$mode" "$DEATH" "$RATE" "$failed" "$DIR/states" "$flaps" <<'PY'
+  python3 - "$pcap" "$t_death" "$mode" "$DEATH" "$RATE" "$failed" "$DIR/states" "$flaps" "$(sipp_rtt_csv "$DIR/callers")" \
+    "$victim_timer/$healthy_timer" <<'PY'
 import struct, sys
-path, t_death, mode, death, rate, failed, states, flaps = sys.argv[1], float(sys.argv[2]), *sys.argv[3:]
+path, t_death, mode, death, rate, failed, states, flaps, rtt, timers = sys.argv[1], float(sys.argv[2]), *sys.argv[3:]
+setups = []
+if rtt:
+    for line in open(rtt):
+        f = line.strip().split(';')
+        try:
+            setups.append(float(f[1]))
+        except (IndexError, ValueError):
+            pass  # the header
+setups.sort()
+normal = setups[len(setups) // 2] if setups else 0.0
+excess = [s - normal for s in setups if s - normal > 250]
 detect = "na"
 for line in open(states):
     t, st = line.split()
@@ -144,7 +175,9 @@ while off + 16 <= len(data):
 after = [t for t in first_seen.values() if t >= t_death]
 conv = (max(after) - t_death) * 1000 if after else 0.0
 print(f"convergence: mode={mode} death={death} rate={rate} converge_ms={conv:.0f} detect_ms={detect} "
-      f"calls_to_dead={len(after)} calls_failed={failed} healthy_peer_down={flaps}")
+      f"calls_to_dead={len(after)} calls_failed={failed} healthy_peer_down={flaps} "
+      f"delayed_over_250ms={len(excess)} max_delay_ms={max(excess, default=0):.0f} median_setup_ms={normal:.1f} "
+      f"timer_ms={timers}")
 PY
   exit 0
 fi
@@ -168,8 +201,11 @@ runs = [dict(re.findall(r'(\w+)=(\S+)', l)) for l in open(sys.argv[1]) if 'conve
 runs.sort(key=lambda d: float(d['converge_ms']))
 m = runs[len(runs) // 2]
 c = [r['converge_ms'] for r in runs]
+d = [r['delayed_over_250ms'] for r in runs]
 print(f"convergence: mode={m['mode']} death={m['death']} rate={m['rate']} converge_ms={m['converge_ms']} "
       f"(runs: {' '.join(c)}) detect_ms={m['detect_ms']} calls_to_dead={m['calls_to_dead']} calls_failed={m['calls_failed']} "
-      f"healthy_peer_down={m['healthy_peer_down']}")
+      f"healthy_peer_down={m['healthy_peer_down']} (runs: {' '.join(r['healthy_peer_down'] for r in runs)}) "
+      f"delayed_over_250ms={m['delayed_over_250ms']} (runs: {' '.join(d)}) max_delay_ms={m['max_delay_ms']} "
+      f"timer_ms={m['timer_ms']}")
 PY
 done
