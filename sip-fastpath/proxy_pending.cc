@@ -32,10 +32,10 @@ void proxy::pending_track(const proxy_tables& t, const peer_health& h, const sip
                           uint64_t key) noexcept
 {
     const message& m = *msg_;
-    // What a dead peer leaves its sender retransmitting for 32 s: a BYE, re-INVITE or UPDATE,
-    // over UDP (a stream delivers, and its loss fails the send instead), toward a peer.
+    // What a dead peer leaves its sender waiting on for 32 s (retransmitting, over UDP): a BYE,
+    // re-INVITE or UPDATE toward a peer, on any transport (a TCP or TLS peer that dies silently
+    // keeps its connection up for as long as the kernel's retransmissions last).
     if (m.req_method != method::bye && m.req_method != method::invite && m.req_method != method::update) return;
-    if (next.proto != transport::udp) return;
     const uint32_t peer = t.find_peer(next.addr, next.port);
     if (peer == no_peer && !t.is_peer_address(next.addr)) return;
     pending_table& p = *pending_;

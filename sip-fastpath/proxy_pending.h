@@ -1,4 +1,4 @@
-// In-dialog requests the proxy relayed statelessly toward a peer over UDP and that the peer
+// In-dialog requests the proxy relayed statelessly toward a peer (any transport) and that the peer
 // has not answered yet (BYE, re-INVITE, UPDATE): a fixed table, keyed by the key of our
 // stateless branch, with a timer wheel for the peer's no-answer deadline and, per entry, the
 // 408 its sender gets if nothing comes back (RFC 3261 16.7), written when the request leaves.

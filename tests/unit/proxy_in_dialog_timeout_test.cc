@@ -254,6 +254,48 @@ TEST(proxy_in_dialog_timeout, an_icmp_unreachable_quoting_the_bye_answers_408_at
     EXPECT_TRUE(hx.wait(2000).empty()) << "not answered again at the timer";
 }
 
+TEST(proxy_in_dialog_timeout, a_bye_to_a_silent_tls_peer_is_answered_408_too)
+{
+    // A TCP or TLS peer that dies silently keeps its connection up while the kernel retransmits:
+    // the stream delivers nothing, and the caller must not wait 32 s for that either.
+    harness hx;
+    hx.t->trunks[0].tls_port = 5061;
+    hx.t->peers[0].proto = sbc::transport::tls;
+    hx.t->peers[0].port = 5061;
+    hx.t->index_peers();
+    hx.h->no_response_ms[0].store(300);
+    const endpoint peer_conn{r1a.addr, 5061, sbc::transport::tls, 7};  // the stream thread's connection
+    const std::string inv = "INVITE sip:+15550100@198.18.0.1 SIP/2.0\r\n"
+                            "Via: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-inv-tls\r\n"
+                            "Max-Forwards: 70\r\n"
+                            "From: <sip:alice@198.18.0.2>;tag=a1\r\n"
+                            "To: <sip:+15550100@198.18.0.1>\r\n"
+                            "Call-ID: tls-dead\r\n"
+                            "CSeq: 1 INVITE\r\n"
+                            "Contact: <sip:alice@198.18.0.2:5060>\r\n"
+                            "Content-Length: 0\r\n\r\n";
+    const batch b = hx.deliver(inv, caller);
+    const sent* fwd = nullptr;
+    for (const sent& x : b)
+        if (x.dst.addr == r1a.addr && x.dst.proto == sbc::transport::tls && x.text.starts_with("INVITE ")) fwd = &x;
+    ASSERT_NE(fwd, nullptr) << "the INVITE goes to the peer over TLS";
+    std::string ok = reply(fwd->text, 200, "OK");
+    ok.replace(ok.find("<sip:bob@198.18.1.11:5060>"), 26, "<sip:bob@198.18.1.11:5061;transport=tls>");
+    ASSERT_NE(find_to(hx.deliver(ok, peer_conn), caller, "SIP/2.0 200"), nullptr);
+    std::string bye = routed("BYE", "tls-dead", caller);
+    bye.replace(bye.find("sip:bob@198.18.1.11:5060"), 24, "sip:bob@198.18.1.11:5061;transport=tls");
+    bool relayed = false;
+    for (const sent& x : hx.deliver(bye, caller)) relayed = relayed || (x.dst.proto == sbc::transport::tls && x.text.starts_with("BYE "));
+    ASSERT_TRUE(relayed) << "the BYE goes to the peer over TLS";
+    EXPECT_TRUE(hx.wait(290).empty());
+    const batch late = hx.wait(20);
+    ASSERT_EQ(late.size(), 1u);
+    EXPECT_EQ(late[0].dst, caller);
+    EXPECT_TRUE(late[0].text.starts_with("SIP/2.0 408 Request Timeout\r\n")) << late[0].text;
+    EXPECT_EQ(hx.dialogs(), 0u);
+    EXPECT_EQ(hx.stat(proxy_counter::in_dialog_timeouts), 1u);
+}
+
 TEST(proxy_in_dialog_timeout, a_full_pending_table_is_counted_and_the_request_still_relayed)
 {
     harness hx(1);  // one dialog: one pending request
