@@ -46,26 +46,22 @@ void proxy::pending_track(const proxy_tables& t, const peer_health& h, const sip
         stats_->add(proxy_counter::in_dialog_untracked);
         return;
     }
-    // The answer is written now, from the request as it arrived (its sender's Vias, none of
-    // ours): at the deadline it is only copied out.
-    const uint64_t call = hash_bytes(m.call_id());
-    char tag[12];
-    put_hex(tag, call ^ worker_, 12);
-    response_spec spec;
-    spec.code = 408;
-    spec.to_tag = std::string_view(tag, 12);
-    const write_result r = build_response(m, spec, std::span<char>(p.answer(s), pending_answer_size));
-    if (!r.ok()) {
+    // The request as it arrived (its sender's Vias, none of ours), start line and headers: the
+    // 408 is written from it only if the deadline comes.
+    const std::size_t len = m.headers_end;
+    if (len == 0 || len > pending_answer_size) {
         p.table.erase(s);
         stats_->add(proxy_counter::in_dialog_untracked);
         return;
     }
+    std::memcpy(p.request(s), m.raw.data(), len);
+    const uint64_t call = hash_bytes(m.call_id());
     pending_table::entry& e = p.table.at(s);
     e.sender = a.src;
     e.local = a.local;
     e.next = next;
     e.call = call;
-    e.len = static_cast<uint16_t>(r.len);
+    e.len = static_cast<uint16_t>(len);
     e.bye = m.req_method == method::bye;
     if (p.timers.now() == 0) p.timers.start(a.now_ms);
     p.timers.schedule(s, a.now_ms + h.no_response_for(peer, t.retry.no_response_ms));
@@ -103,8 +99,14 @@ void proxy::pending_answer(uint32_t slot, outbox& out) noexcept
     const pending_table::entry e = p.table.at(slot);
     stats_->add(proxy_counter::in_dialog_timeouts);
     if (out_message* d = out.next()) {
-        std::memcpy(d->data.data(), p.answer(slot), e.len);
-        out.commit(e.local, e.sender, e.len);
+        message& m = *aux_;
+        parse(std::string_view(p.request(slot), e.len), m);  // what forward_in_dialog parsed already
+        char tag[12];
+        put_hex(tag, e.call ^ worker_, 12);
+        response_spec spec;
+        spec.code = 408;
+        spec.to_tag = std::string_view(tag, 12);
+        if (const write_result r = build_response(m, spec, d->data); r.ok()) out.commit(e.local, e.sender, r.len);
     } else {
         stats_->add(proxy_counter::outbox_full);
     }
