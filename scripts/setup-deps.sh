@@ -14,6 +14,8 @@ packages=(
   libgtest-dev libgmock-dev
   # e2e, demo and load tests
   sip-tester dnsmasq-base iproute2 iputils-ping ethtool tcpdump curl procps
+  # admission e2e: a real scanner against sbcd (svmap, svwar)
+  sipvicious
   # side-by-side peers for the benchmarks
   libosip2-dev kamailio kamailio-tls-modules openssl python3-matplotlib linux-perf bc
   # rtp benchmark peer (userspace relay only; scripts/bench/rtp.sh)
