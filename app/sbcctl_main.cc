@@ -1,5 +1,5 @@
 // sbcctl: the operator's command line over sbcd's control socket (status, stats, top, calls, peers,
-// drain, peer, reload, conns). sbcctl process only (main thread). The commands, their synopses and
+// drain, peer, reload, conns, deny). sbcctl process only (main thread). The commands, their synopses and
 // help come from the one table in control/commands.h; this file has one function per command
 // (handlers[], indexed by command_id), which sends the requests and prints the answers.
 //
@@ -25,6 +25,7 @@
 #include "control/commands.h"
 #include "control/config.h"
 #include "control/control_socket.h"
+#include "control/deny_text.h"
 #include "control/stats.h"
 
 namespace {
@@ -258,6 +259,18 @@ int cmd_reload(const options& o, std::span<const std::string>)
     return exit_ok;
 }
 
+// deny list | add ADDRESS [--seconds N] [--reason TEXT] | remove ADDRESS (control/deny_text.h)
+int cmd_deny(const options& o, std::span<const std::string> args)
+{
+    std::string error;
+    const auto request = ctl::deny_request(args, error);
+    if (!request) throw usage_error{error};
+    auto r = ask(o, *request);
+    if (!r) return exit_daemon;
+    std::cout << (o.json ? r->dump(2) + "\n" : ctl::render_deny_text(*r));
+    return exit_ok;
+}
+
 int cmd_help(const options&, std::span<const std::string>);
 
 std::string wrap(std::string_view text, const std::string& indent, std::size_t width)
@@ -324,6 +337,7 @@ constexpr std::array<handler, ctl::command_count> handlers = [] {
     h[static_cast<std::size_t>(ctl::command_id::drain)] = cmd_drain;
     h[static_cast<std::size_t>(ctl::command_id::reload)] = cmd_reload;
     h[static_cast<std::size_t>(ctl::command_id::conns)] = cmd_conns;
+    h[static_cast<std::size_t>(ctl::command_id::deny)] = cmd_deny;
     h[static_cast<std::size_t>(ctl::command_id::help)] = cmd_help;
     return h;
 }();

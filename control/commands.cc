@@ -54,6 +54,14 @@ constexpr std::array<command_info, command_count> table{{
      "messages and bytes each way; then each TCP/TLS peer's established connections and last error, and "
      "the listeners that could not be opened",
      true, "nothing"},
+    {command_id::deny, "deny", own, "list | add ADDRESS [--seconds N] [--reason TEXT] | remove ADDRESS",
+     "the deny list of flood protection ([flood]): sources whose UDP SIP every worker drops before parsing. "
+     "list shows each denied address with why (rate, malformed, scanner, operator), since and until when and "
+     "the seconds left; add denies ADDRESS for N seconds (default [flood] deny_s, 300) with TEXT as its note "
+     "(refused for a trusted source: a peer, or one a trunk with trusted = true allows); remove ends a denial "
+     "at once. Workers report untrusted sources over their rate or sending malformed messages; the control "
+     "core denies them for deny_s",
+     true, "\"action\": list|add|remove; add, remove: \"address\": A.B.C.D; add: \"seconds\": N, \"reason\": TEXT"},
     {command_id::help, "help", ignored, "", "this text", false, "(sbcctl only)"},
 }};
 

@@ -20,6 +20,10 @@ namespace config_detail {
 // and regions, whose transports say which of them need TLS.
 void read_streams(loader& l, const toml::table& t, streams::stream_settings& s);
 void read_tls(loader& l, const toml::node* tls, const toml::node* trunks, const toml::node* regions, config& cfg);
+void read_flood(loader& l, const toml::table& t, flood_config& f);  // config_flood.cc
+void read_scanner(loader& l, const toml::table& t, scanner_config& s);  // config_scanner.cc
+void read_overload(loader& l, const toml::table& t, overload_config& o);  // config_scanner.cc
+void read_overload_control(loader& l, const toml::table& t, oc_config& o);  // config_oc.cc
 }  // namespace config_detail
 
 namespace {
@@ -267,6 +271,12 @@ load_result parse_config(std::string_view text, std::string_view path)
     if (auto t = section(l, top.get("dns"), "dns")) read_dns(l, *t, cfg.dns);
     if (auto t = section(l, top.get("media"), "media")) read_media(l, *t, cfg, cfg.media);
     if (auto t = section(l, top.get("self"), "self")) read_self(l, *t, cfg.self);
+    if (auto t = section(l, top.get("admission"), "admission")) read_admission(l, *t, cfg.admission);
+    if (auto t = section(l, top.get("flood"), "flood")) read_flood(l, *t, cfg.flood);
+    if (auto t = section(l, top.get("scanner"), "scanner")) read_scanner(l, *t, cfg.scanner);
+    if (auto t = section(l, top.get("overload"), "overload")) read_overload(l, *t, cfg.overload);
+    if (auto t = section(l, top.get("overload_control"), "overload_control"))
+        read_overload_control(l, *t, cfg.overload_control);
     top.finish();
 
     if (l.ok()) result.cfg = std::move(cfg);

@@ -18,6 +18,10 @@
 
 #include "common/address.h"
 #include "common/limits.h"
+#include "control/config_admission.h"
+#include "control/config_flood.h"
+#include "control/config_scanner.h"
+#include "control/config_oc.h"
 #include "rtp/media.h"
 #include "sip-fastpath/proxy_tables.h"
 #include "transport/stream_config.h"
@@ -86,6 +90,8 @@ struct trunk_config {
     std::optional<streams::tls_settings> tls;
     std::vector<ip_prefix> allow;      ///< at least one, canonical; a plain address is a /32; "0.0.0.0/0" allows anyone
     int line = 0;
+    trunk_admission_config admission;  ///< max_calls, max_calls_per_second, calls_burst (config_admission.h)
+    bool trusted = false;              ///< its sources are only rate-limited by [flood], never denied
 
     [[nodiscard]] bool takes(transport t) const
     {
@@ -112,6 +118,7 @@ struct peer_config {
     /// "": the certificate is checked against its IP address (proxy_build puts the address in
     /// sip::peer::server_name).
     std::string server_name{};
+    unsigned max_calls = 0;  ///< concurrent calls on it; 0: the region's peer_max_calls (0: no limit)
 };
 
 enum class probe_mode : uint8_t { options, none };
@@ -129,6 +136,7 @@ struct region_config {
     /// use TLS (an srv "_sip._tls." name, or a static peer with transport "tls").
     std::optional<streams::tls_settings> tls;
     int line = 0;
+    unsigned peer_max_calls = 0;       ///< concurrent calls on each of its peers that sets no max_calls; 0: no limit
 
     /// Whether calls to its peers use TLS.
     [[nodiscard]] bool uses_tls() const
@@ -236,6 +244,11 @@ struct config {
     /// `[tls]`: the defaults of every trunk's and region's TLS settings (line 0: no [tls]).
     ::sbc::streams::tls_settings tls;
     ::sbc::streams::stream_settings streams;  ///< `[streams]` (line 0: absent, all defaults)
+    admission_config admission;  ///< `[admission]` (control/config_admission.h; line 0: absent, no node limit)
+    flood_config flood;  ///< `[flood]` (control/config_flood.h; line 0: absent, all defaults)
+    scanner_config scanner;    ///< `[scanner]` (control/config_scanner.h; line 0: absent, all defaults)
+    overload_config overload;  ///< `[overload]` (control/config_scanner.h; line 0: absent, all defaults)
+    oc_config overload_control;  ///< `[overload_control]`: RFC 7339 (control/config_oc.h; line 0: absent)
 };
 
 /// A problem in the file: where it is and what is wrong with it.

@@ -94,6 +94,8 @@ void read_trunk(loader& l, const toml::table& t, const std::string& prefix, cons
     r.get_u16("tcp_port", tc.tcp_port, 1, 65535, "local TCP port");
     r.get_u16("tls_port", tc.tls_port, 1, 65535, "local TLS port");
     read_dns_name(l, r, "fqdn", tc.fqdn);
+    read_trunk_admission(l, r, tc.admission);  // config_admission.cc
+    r.get_bool("trusted", tc.trusted);  // [flood]: rate-limited, never denied
     r.get("tls");  // read with [tls] (config_tls.cc), once every trunk's transports are known
     std::vector<std::string> allow;
     std::vector<const toml::node*> allow_nodes;
@@ -216,6 +218,7 @@ void read_peer(loader& l, const toml::table& t, const std::string& prefix, peer_
     if (pc.proto == transport::tls && address_text.find(':') == std::string::npos && parse_peer_address(address_text))
         pc.port = default_sips_port;
     read_dns_name(l, r, "server_name", pc.server_name);
+    read_peer_admission(l, r, pc.max_calls);  // config_admission.cc
     if (const toml::node* sn = t.get("server_name"); sn && pc.proto != transport::tls)
         l.error(line_of(*sn), r.key("server_name"),
                 "expected only with transport = \"tls\" (it names what the peer's certificate must carry)");
@@ -246,6 +249,7 @@ void read_region(loader& l, const toml::table& t, const std::string& prefix, std
                     "such as \"_sip._udp.pstn.example.net\", got " + quoted(rc.srv));
     }
     read_dns_name(l, r, "fqdn", rc.fqdn);
+    read_region_admission(l, r, rc.peer_max_calls);  // config_admission.cc
     r.get("tls");  // read with [tls] (config_tls.cc)
     const toml::node* pn = r.get("peers");
     if (pn) {

@@ -385,6 +385,11 @@ void read_retry(loader& l, const toml::table& t, retry_config& rc);
 void read_limits(loader& l, const toml::table& t, limits_config& lc);
 void read_health(loader& l, const toml::table& t, health_config& h);
 void read_self(loader& l, const toml::table& t, self_config& s);
+// Call admission (config_admission.cc): the keys of a trunk, a region and a peer, and [admission].
+void read_trunk_admission(loader& l, table_reader& r, trunk_admission_config& a);
+void read_region_admission(loader& l, table_reader& r, unsigned& peer_max_calls);
+void read_peer_admission(loader& l, table_reader& r, unsigned& max_calls);
+void read_admission(loader& l, const toml::table& t, admission_config& a);
 // [dns] (config_dns.cc).
 void read_dns(loader& l, const toml::table& t, dns_config& d);
 // [media] (config_media.cc), after the interfaces and trunks it refers to.

@@ -27,6 +27,7 @@ const std::array<control_loop::command_handler, command_count> control_loop::han
     h[index_of(command_id::drain)] = &control_loop::cmd_drain;
     h[index_of(command_id::reload)] = &control_loop::cmd_reload;
     h[index_of(command_id::conns)] = &control_loop::cmd_conns;
+    h[index_of(command_id::deny)] = &control_loop::cmd_deny;  // control_deny.cc
     return h;
 }();
 

@@ -12,6 +12,7 @@
 #include "control/media_collect.h"
 #include "control/snapshot_build.h"
 #include "dataplane/events.h"
+#include "dataplane/overload.h"
 
 namespace sbc::control {
 
@@ -105,11 +106,13 @@ bool control_loop::publish_config(const config& c, std::string& error)
             rt_.shared->peer_health.word[id].store(0, std::memory_order_relaxed);
             passive_.reset(id);
             timers_.reset(id);
+            oc_.reset(id);
         }
         for (uint32_t id : ids_.freed()) {
             rt_.shared->peer_health.word[id].store(0, std::memory_order_relaxed);
             passive_.reset(id);
             timers_.reset(id);
+            oc_.reset(id);
         }
         // Canaries last: their health bits are set just before this snapshot goes out.
         std::vector<std::string> dropped;
@@ -135,6 +138,7 @@ bool control_loop::publish_config(const config& c, std::string& error)
             for (const auto& p : snap->proxy->peers) passive_.set_probed(p.id, prober_.probed(p.id));
     }
     publish_snapshot(rt_.shared->snap, std::move(snap));
+    publish_flood(c);  // new [flood] limits, and the deny list checked against the new trust
     published_.generation.store(gen, std::memory_order_relaxed);
     dns_.commit(c, learned);
     // At start run() does it.
@@ -336,6 +340,12 @@ void control_loop::drain_events(uint64_t now)
             case dataplane::event_kind::peer_connection_up:
                 passive_.on_connection_up(e.peer_id, peer_name(e.peer_id));
                 break;
+            case dataplane::event_kind::peer_overload:  // RFC 7339 feedback (control/oc_peers.h)
+                oc_.on_feedback(e.peer_id, static_cast<uint8_t>(e.code), e.oc_validity_ms, e.has_oc_seq,
+                                (uint64_t{e.oc_seq_hi} << 32) | e.oc_seq_lo, now,
+                                [this](uint32_t id) { return peer_name(id); });
+                break;
+            case dataplane::event_kind::source_report: on_source_report(e, now); break;  // control_deny.cc
             }
         }
         if (n < evs.size()) break;
@@ -375,6 +385,10 @@ stats_report control_loop::report() const
         ws.id = w->id;
         ws.lcore = w->lcore;
         ws.counters = dataplane::snapshot_of(w->counters);
+        const dataplane::overload_view ov = dataplane::overload_of(w->id);  // dataplane/overload.h
+        ws.overload_reduction = ov.reduction;
+        ws.recent_busy_percent = ov.busy_permille / 10.0;
+        ws.ring_percent = ov.ring_percent;
         if (w->id < loop_gap_cycles_.size())
             ws.max_loop_gap_us = static_cast<double>(loop_gap_cycles_[w->id]) * 1e6 / static_cast<double>(rte_get_tsc_hz());
         dataplane::accumulate(r.total, ws.counters);
@@ -384,6 +398,7 @@ stats_report control_loop::report() const
     r.icmp_unreachable = icmp_unreachable_;
     r.dns = dns_.report(cfg_, now_ms());
     fill_sip(r);
+    fill_flood(r);
     r.media = collect_media(rt_, false);
     r.streams = stream_metrics_of(streams_);
     return r;
@@ -420,6 +435,17 @@ void control_loop::fill_sip(stats_report& r) const
         s.invites_by_route.push_back(
             {published_.tables->routes[i].name, sum_by(&sip::proxy_stats::invites_by_route, i)});
     s.invites_by_route.push_back({"(none)", sum_by(&sip::proxy_stats::invites_by_route, sip::proxy_stats::max_counted)});
+    for (std::size_t i = 0; i < s.scanner_matches.size(); ++i) s.scanner_matches[i] = sum_by(&sip::proxy_stats::scanner_matches, i);
+    // Call admission: the node-wide counts (sip-fastpath/admission.h) and each trunk's refusals.
+    const sip::admission& adm = rt_.shared->admission;
+    s.admission.node_calls = adm.calls();
+    s.admission.node_max_calls = published_.tables->admission.max_calls;
+    for (std::size_t i = 0; i < published_.tables->trunks.size() && i < sip::proxy_stats::max_counted; ++i) {
+        const sip::trunk& tr = published_.tables->trunks[i];
+        s.admission.trunks.push_back({tr.name, adm.trunk_calls(i), tr.max_calls, tr.calls_per_second,
+                                      tr.calls_per_second != 0 ? tr.calls_burst : 0,
+                                      sum_by(&sip::proxy_stats::refused_by_trunk, i)});
+    }
     s.probe_send_failures = prober_.send_failures();
     s.probe_late_replies = prober_.late_replies();
     // TCP/TLS peers: the stream thread's word on their connections (null when none runs).
@@ -468,12 +494,16 @@ void control_loop::fill_sip(stats_report& r) const
         pr.no_response_ms = timers_.in_force(p.id);
         pr.no_response_learned = timers_.of(p.id).learned;
         pr.response_samples = timers_.of(p.id).samples;
+        pr.oc_reduction = oc_.of(p.id).reduction;
+        pr.oc_left_ms = oc_.left_ms(p.id, now_ms());
         pr.source = dns_.source_of(cfg_, p.region, p.address.v4_host(), p.port);
+        pr.max_calls = p.max_calls;
         for (const auto& w : rt_.workers) {
             if (!w->proxy) continue;
             const auto& st = w->proxy->stats();
             pr.attempts += st.attempts_by_peer[p.id].load(std::memory_order_relaxed);
             pr.active_calls += st.active_by_peer[p.id].load(std::memory_order_relaxed);
+            pr.full_skips += st.full_skips_by_peer[p.id].load(std::memory_order_relaxed);
             for (std::size_t k = 0; k < 5; ++k) pr.failures[k] += st.failures_by_peer[p.id][k].load(std::memory_order_relaxed);
         }
         s.peers.push_back(std::move(pr));
@@ -526,11 +556,13 @@ int control_loop::run()
     while (!stop_requested.load(std::memory_order_relaxed)) {
         const uint64_t now = now_ms();
         drain_events(now);
+        deny_tick(now);
         prober_.tick(now, [this](uint32_t id) { return peer_name(id); });
         on_dns(now);
         if (now - last_tick >= 100) {
             neighbours_.tick(now);
             passive_.tick(now, [this](uint32_t id) { return peer_name(id); });
+            oc_.tick(now, [this](uint32_t id) { return peer_name(id); });
             last_tick = now;
         }
         if (now - last_gap_sample >= 1000) {

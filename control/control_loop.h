@@ -21,9 +21,11 @@
 #include "control/commands.h"
 #include "control/config.h"
 #include "control/control_socket.h"
+#include "control/deny_list.h"
 #include "control/dns.h"
 #include "control/metrics_http.h"
 #include "control/neighbours.h"
+#include "control/oc_peers.h"
 #include "control/node_state.h"
 #include "control/passive_health.h"
 #include "control/peer_timer.h"
@@ -31,6 +33,7 @@
 #include "control/stream_service.h"
 #include "control/proxy_build.h"
 #include "control/stats.h"
+#include "dataplane/events.h"
 #include "dataplane/runtime.h"
 
 namespace sbc::control {
@@ -94,6 +97,19 @@ private:
     void on_dns(uint64_t now);
     /// `peer canary NAME --match FIELD:PATTERN` and `peer promote NAME` (control_canary.cc).
     nlohmann::json peer_canary(const nlohmann::json& request);
+    // Flood protection's deny list (control_deny.cc).
+    /// `deny list|add|remove` (sbcctl deny).
+    nlohmann::json cmd_deny(const nlohmann::json& request);
+    /// A worker's report: denies the source unless it is trusted (ignored, counted).
+    void on_source_report(const dataplane::event& e, uint64_t now_ms);
+    /// Every loop: expires entries (every 100 ms) and publishes the set when it changed.
+    void deny_tick(uint64_t now_ms);
+    /// Publishes [flood] of `c` with the deny list to the workers (null when disabled); drops
+    /// entries that are trusted under the tables just published.
+    void publish_flood(const config& c);
+    void fill_flood(stats_report& r) const;
+    /// A peer's address, or allowed by a trusted trunk, in the published tables.
+    [[nodiscard]] bool source_trusted(const ip_address& a) const;
 
     /// What the HTTP thread reads; nothing else of this class is touched from there.
     /// Declared before http_, so that it is destroyed after it: http_'s destructor joins the
@@ -153,10 +169,18 @@ private:
     passive_health passive_;
     probe_runner prober_;  ///< OPTIONS probes and the probed peers' health
     peer_timer timers_;    ///< each peer's learned no-answer timer (calls' and probes' response times)
+    /// Peers' RFC 7339 feedback: the reduction of new calls each asks for, until when.
+    oc_peers oc_{rt_.shared->peer_health, [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); }};
     /// SIP over TCP/TLS: namespace, exception port, stream thread. Declared after everything
     /// its thread reads, so that it stops first.
     stream_service streams_;
     canary_registry canaries_;  ///< canary peers by name, kept across snapshots and reloads
+    /// Denied sources; the control core is the only writer (control_deny.cc). Kept across reloads.
+    struct deny_state {
+        deny_list list;
+        bool dirty = false;        ///< changed since last published
+        uint64_t last_expiry_ms = 0;
+    } deny_;
     /// Each worker's longest loop gap (TSC cycles) over the last full second: run() reads and
     /// restarts the workers' windows once a second. Control core only.
     std::array<uint64_t, max_workers> loop_gap_cycles_{};

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "sip-fastpath/route_match.h"
+#include "sip-fastpath/scanner_match.h"
 
 namespace sbc::control {
 
@@ -123,6 +124,12 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         tr.tls_port = tc.takes(transport::tls) ? tc.tls_port : 0;
         tr.fqdn = tc.fqdn;
         for (const auto& p : tc.allow) tr.allow.push_back(p.canonical());
+        tr.max_calls = tc.admission.max_calls;
+        tr.calls_per_second = tc.admission.max_calls_per_second;
+        // The burst defaults to the rate: a second's worth of calls at once, at least one.
+        tr.calls_burst = tc.admission.calls_burst != 0 ? tc.admission.calls_burst
+                                                       : std::max(1u, tc.admission.max_calls_per_second);
+        tr.trusted = tc.trusted;
         // Two interfaces may carry one address (VLANs); find_trunk must still be unambiguous.
         if (const int other = tr.port == 0 ? -1 : t->find_trunk(tr.address, tr.port); other >= 0) {
             error = where(cfg, tc.line) + "trunk " + tc.name + ": " + to_string(tr.address) + ":" +
@@ -173,6 +180,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
             p.weight = pc.weight;
             p.region = static_cast<uint16_t>(ri);
             p.trunk = t->trunks.empty() ? 0 : trunk_for(*t, interfaces, region_trunk, pc.address);
+            p.max_calls = pc.max_calls != 0 ? pc.max_calls : rc.peer_max_calls;  // SRV peers: the region's
             keys.push_back(peer_ids::key(rc.name, pc.address, pc.port));
             if (reg.peers.size() < selectable) reg.peers.push_back(static_cast<uint32_t>(t->peers.size()));
             t->peers.push_back(std::move(p));
@@ -224,6 +232,20 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
     // [limits] size each worker's proxy at start (port_options); nothing reads them here.
     t->self.healthy_code = static_cast<uint16_t>(cfg.self.healthy_code);
     t->self.unavailable_code = static_cast<uint16_t>(cfg.self.draining_code);
+    t->oc = static_cast<const sip::oc_policy&>(cfg.overload_control);  // [overload_control], RFC 7339
+    t->admission.max_calls = cfg.admission.max_calls;
+    t->admission.refuse_code = static_cast<uint16_t>(cfg.admission.refuse_code);
+    t->admission.retry_after_s = cfg.admission.retry_after_s;
+    // [overload] and [scanner] (control/config_scanner.h): the loader checked each pattern alone.
+    t->overload = static_cast<const sip::overload_policy&>(cfg.overload);
+    if (const auto patterns = cfg.scanner.compiled(); !patterns.empty()) {
+        std::string why;
+        t->scanner = sip::scanner_matcher::compile(patterns, cfg.scanner.policy, workers, why);
+        if (!t->scanner) {
+            error = (cfg.scanner.line > 0 ? where(cfg, cfg.scanner.line) : cfg.path + ": ") + "scanner: " + why;
+            return nullptr;
+        }
+    }
 
     // Last, so that a failed build leaves the registry as it was.
     std::vector<uint32_t> peer_id;

@@ -57,6 +57,14 @@ std::string timer_text(const json& p)
     return std::to_string(ms) + "ms" + (p.value("no_response_learned", false) ? "" : "*");
 }
 
+/// RFC 7339 feedback in force: "30%/800ms" (percent of new calls sent elsewhere, time left), "-".
+std::string oc_text(const json& p)
+{
+    const uint64_t pct = u(p, "oc_reduction");
+    if (pct == 0) return "-";
+    return std::to_string(pct) + "%/" + std::to_string(u(p, "oc_left_ms")) + "ms";
+}
+
 }  // namespace
 
 json to_json(const sip_report& r)
@@ -94,7 +102,11 @@ json to_json(const sip_report& r)
                          {"no_response_ms", p.no_response_ms},
                          {"no_response_learned", p.no_response_learned},
                          {"response_samples", p.response_samples},
-                         {"canary", p.canary}});
+                         {"oc_reduction", p.oc_reduction},
+                         {"oc_left_ms", p.oc_left_ms},
+                         {"canary", p.canary},
+                         {"max_calls", p.max_calls},
+                         {"full_skips", p.full_skips}});
     }
     j["peers"] = peers;
     json trunks = json::object(), routes = json::object();
@@ -102,8 +114,15 @@ json to_json(const sip_report& r)
     for (const auto& t : r.invites_by_route) routes[t.name] = t.count;
     j["invites_by_trunk"] = trunks;
     j["invites_by_route"] = routes;
+    // [scanner] matches by set (the shipped list, the operator's patterns) and field.
+    static constexpr const char* scanner_sets[] = {"default", "config"};
+    static constexpr const char* scanner_fields[] = {"user_agent", "from", "to"};
+    json scanner = json::object();
+    for (std::size_t i = 0; i < r.scanner_matches.size(); ++i) scanner[scanner_sets[i / 3]][scanner_fields[i % 3]] = r.scanner_matches[i];
+    j["scanner_matches"] = scanner;
     j["probe_send_failures"] = r.probe_send_failures;
     j["probe_late_replies"] = r.probe_late_replies;
+    j["admission"] = to_json(r.admission);
     return j;
 }
 
@@ -128,6 +147,13 @@ std::string sip_prometheus(const sip_report& r)
     for (const auto& t : r.invites_by_trunk) w.sample(prom_labels({{"trunk", t.name}}), t.count);
     w.family("route_invites_total", "counter", "New calls by the route they took (route=\"(none)\": no route, 404).");
     for (const auto& t : r.invites_by_route) w.sample(prom_labels({{"route", t.name}}), t.count);
+    w.family("sip_scanner_matches_total", "counter",
+             "Requests that matched a scanner signature, by set (default: the shipped list; config: [scanner] patterns) and field.");
+    for (std::size_t i = 0; i < r.scanner_matches.size(); ++i) {
+        static constexpr const char* sets[] = {"default", "config"};
+        static constexpr const char* fields[] = {"user_agent", "from", "to"};
+        w.sample(prom_labels({{"set", sets[i / 3]}, {"field", fields[i % 3]}}), r.scanner_matches[i]);
+    }
     w.family("peer_up", "gauge", "1 when the peer takes new calls.");
     for (const auto& p : r.peers)
         w.sample(prom_labels({{"peer", p.name}, {"region", p.region}}),
@@ -167,6 +193,9 @@ std::string sip_prometheus(const sip_report& r)
     w.family("peer_response_samples_total", "counter",
              "Response times of the peer taken for its no-answer timer (first responses to INVITEs, probe replies).");
     for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.response_samples);
+    w.family("peer_oc_reduction_percent", "gauge",
+             "RFC 7339 overload control: percent of new calls the peer asked us to send to other peers (0: none).");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.oc_reduction);
     w.family("peer_active_calls", "gauge", "Calls on the peer (set up or established).");
     for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.active_calls);
     w.family("peer_attempts_total", "counter", "INVITE attempts sent to the peer.");
@@ -175,7 +204,13 @@ std::string sip_prometheus(const sip_report& r)
              "Failed attempts by cause (408/503/504 and other codes by class, timeout, ICMP).");
     for (const auto& p : r.peers)
         for (std::size_t i = 0; i < 5; ++i) w.sample(prom_labels({{"peer", p.name}, {"cause", failure_names[i]}}), p.failures[i]);
-    return w.str();
+    w.family("peer_max_calls", "gauge", "The peer's max_calls (call admission); 0: no limit.");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.max_calls);
+    w.family("peer_full_skips_total", "counter", "Times selection passed the peer over because it was at its max_calls.");
+    for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.full_skips);
+    std::string out = w.str();
+    admission_prometheus(r.admission, out);
+    return out;
 }
 
 std::string render_calls_text(const json& j)
@@ -197,13 +232,14 @@ std::string render_peers_text(const json& j)
     const json s = j.contains("sip") ? j["sip"] : json::object();
     if (!s.value("enabled", false)) return "no peers configured\n";
     std::vector<std::vector<std::string>> rows{
-        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "RTT", "LATE", "TIMER", "ACTIVE", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP", "CANARY", "SOURCE"}};
+        {"PEER", "REGION", "ADDRESS", "STATE", "WHY", "RTT", "LATE", "TIMER", "OC", "ACTIVE", "LIMIT", "FULL", "ATTEMPTS", "4XX", "5XX", "6XX", "TIMEOUT", "ICMP", "CANARY", "SOURCE"}};
     const json peers = s.contains("peers") ? s["peers"] : json::array();
     for (const auto& p : peers) {
         const json f = p.value("failures", json::object());
         rows.push_back({p.value("name", ""), p.value("region", ""), p.value("address", ""), state_text(p),
                         p.value("why", "").empty() ? "-" : p.value("why", ""), rtt_text(p), late_text(p), timer_text(p),
-                        std::to_string(u(p, "active_calls")),
+                        oc_text(p), std::to_string(u(p, "active_calls")), peer_limit_text(p),
+                        std::to_string(u(p, "full_skips")),
                         std::to_string(u(p, "attempts")), std::to_string(u(f, "4xx")), std::to_string(u(f, "5xx")),
                         std::to_string(u(f, "6xx")), std::to_string(u(f, "timeout")), std::to_string(u(f, "icmp")),
                         p.value("canary", "").empty() ? "-" : p.value("canary", ""),
@@ -226,6 +262,7 @@ std::string render_sip_stats_text(const json& j)
     for (const auto& [k, v] : routes.items()) rows.push_back({"new calls by route " + k, std::to_string(v.is_number_unsigned() ? v.get<uint64_t>() : 0)});
     rows.push_back({"calls established now", std::to_string(u(s, "dialogs_active"))});
     rows.push_back({"calls being set up now", std::to_string(u(s, "setups_active"))});
+    for (auto& row : admission_rows(s.contains("admission") ? s["admission"] : json{})) rows.push_back(std::move(row));
     return "\n" + report::table_text(rows);
 }
 

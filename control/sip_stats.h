@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control/admission_report.h"
+
 namespace sbc::control {
 
 struct peer_report {
@@ -37,7 +39,11 @@ struct peer_report {
     uint32_t no_response_ms = 0;         ///< no-answer timer in force (control/peer_timer.h)
     bool no_response_learned = false;    ///< learned from its response times, else [retry] no_response_ms
     uint64_t response_samples = 0;       ///< response times taken (first responses to INVITEs, probe replies)
+    unsigned oc_reduction = 0;           ///< RFC 7339: percent of new calls it asked us to send elsewhere (0: none)
+    uint64_t oc_left_ms = 0;             ///< how long that reduction still holds
     std::string canary;    ///< "from:^\\+15550100" while a canary (only matching calls), else ""
+    uint64_t max_calls = 0;   ///< its call limit (admission); 0: none
+    uint64_t full_skips = 0;  ///< times selection passed it over at its limit
 };
 
 struct named_count {
@@ -54,8 +60,11 @@ struct sip_report {
     std::vector<peer_report> peers;
     std::vector<named_count> invites_by_trunk;  ///< new calls offered on each trunk
     std::vector<named_count> invites_by_route;  ///< new calls that took each route ("(none)": 404)
+    /// Requests that matched a scanner signature, by [set * 3 + field] (sip::proxy_stats).
+    std::array<uint64_t, 6> scanner_matches{};
     uint64_t probe_send_failures = 0;  ///< OPTIONS probes not sent (no MAC for the next hop yet, no buffer, ring full)
     uint64_t probe_late_replies = 0;   ///< probe replies too late to count: after the next probe was sent, or twice
+    admission_report admission;        ///< call admission: node and trunk counts, limits, refusals
 };
 
 nlohmann::json to_json(const sip_report& r);

@@ -3,6 +3,8 @@
 // All pure functions: no I/O, no shared state.
 #include "control/stats.h"
 
+#include "control/deny_text.h"
+
 #include "control/report_util.h"
 
 #include <algorithm>
@@ -137,7 +139,10 @@ json to_json(const stats_report& r)
                        {"link_up", i.link_up}, {"gateway", i.gateway}, {"gateway_mac", i.gateway_mac}});
     json ws = json::array();
     for (const auto& w : r.workers)
-        ws.push_back({{"id", w.id}, {"lcore", w.lcore}, {"max_loop_gap_us", w.max_loop_gap_us}, {"counters", to_json(w.counters)}});
+        ws.push_back({{"id", w.id}, {"lcore", w.lcore}, {"max_loop_gap_us", w.max_loop_gap_us}, {"counters", to_json(w.counters)},
+                      {"overload", {{"reduction_percent", w.overload_reduction},
+                                    {"busy_percent", w.recent_busy_percent},
+                                    {"ring_percent", w.ring_percent}}}});
     return json{{"node", r.node_name},
                 {"state", r.state},
                 {"version", r.version},
@@ -222,8 +227,20 @@ std::string to_prometheus(const stats_report& r)
     w.family("worker_max_loop_gap_seconds", "gauge",
              "Longest time between the starts of two loop iterations of the worker in the last full second: how long it was away from its queues (preempted, or stalled).");
     for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), wk.max_loop_gap_us / 1e6);
+    // [overload] (dataplane/overload.h); the requests shed are sbc_sip_shed_overload_total.
+    w.family("worker_overloaded", "gauge",
+             "1 while the worker is overloaded ([overload] busy_percent or ring_percent passed) and refuses a share of new calls with 503, else 0.");
+    for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), uint64_t{wk.overload_reduction != 0});
+    w.family("worker_overload_reduction_percent", "gauge",
+             "Percent of new INVITEs and other out-of-dialog requests the worker refuses now (also its RFC 7339 oc value); 0: not overloaded.");
+    for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), uint64_t{wk.overload_reduction});
+    w.family("worker_recent_busy_percent", "gauge", "Share of the worker's time on SIP work (after flood screening) over the last [overload] window_ms, 0..100: what [overload] busy_percent is compared with.");
+    for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), wk.recent_busy_percent);
+    w.family("worker_ring_fill_percent", "gauge",
+             "Fill of the fullest ring into the worker (handoff from other workers, stream thread, events to the control core), 0..100.");
+    for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), uint64_t{wk.ring_percent});
     return w.str() + sip_prometheus(r.sip) + dns_prometheus(r.dns) + media_prometheus(r.media) +
-           stream_prometheus(r.streams);
+           stream_prometheus(r.streams) + flood_prometheus(r.flood);
 }
 
 std::string stream_prometheus(const stream_metrics& s)
@@ -387,6 +404,16 @@ std::string render_stats_text(const json& j)
                 std::to_string(c.drops_total()), std::to_string(c.events_sent), std::to_string(c.loops)});
     }
     out += wt.render();
+    // [overload] (dataplane/overload.h): absent from an older daemon's report.
+    out += "\noverload per worker\n";
+    text_table ot({"ID", "BUSY% (WINDOW)", "RING%", "REFUSING"});
+    for (const auto& w : arr(j, "workers")) {
+        const json o = w.value("overload", json::object());
+        const uint64_t reduction = u64(o, "reduction_percent");
+        ot.add({std::to_string(u64(w, "id")), fmt("%.1f", num(o, "busy_percent")), std::to_string(u64(o, "ring_percent")),
+                reduction == 0 ? "no" : std::to_string(reduction) + "% of new requests (503)"});
+    }
+    out += ot.render();
     out += render_sip_stats_text(j);
     return out;
 }

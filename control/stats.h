@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control/deny_list.h"
 #include "control/dns_report.h"
 #include "control/media_stats.h"
 #include "control/sip_stats.h"
@@ -36,6 +37,10 @@ struct worker_status {
     unsigned lcore = 0;
     dataplane::counters_view counters;
     double max_loop_gap_us = 0;  ///< longest time between two loop iterations in the last full second
+    // [overload] (dataplane/overload.h): what the worker last measured.
+    unsigned overload_reduction = 0;  ///< percent of new requests it refuses with 503; 0: not overloaded
+    double recent_busy_percent = 0;   ///< busy share over [overload] window_ms
+    unsigned ring_percent = 0;        ///< fill of its fullest ring (handoff in, stream in, events)
 };
 
 /// SIP over TCP and TLS, for /metrics: control_loop::report() copies the stream thread's
@@ -77,6 +82,7 @@ struct stats_report {
     dns_report dns;  ///< srv regions (control/dns.h)
     media_report media;  ///< anchored media (control/media_stats.h)
     stream_metrics streams;  ///< SIP over TCP/TLS (transport/stream_thread.h); /metrics only
+    flood_report flood;      ///< flood screening and the deny list (control/deny_list.h); /metrics only
 };
 
 /// The report as the control socket sends it; the shape is documented in docs/operations.md.

@@ -49,7 +49,11 @@ namespace sbc::dataplane {
     X(tcp_no_streams, "TCP while no trunk or peer uses TCP or TLS")                       \
     X(tcp_not_allowed, "TCP from a source no trunk allows and no peer has, or to a closed port") \
     X(tcp_truncated, "TCP header beyond the IPv4 payload")                                \
-    X(kernel_ring_full, "TCP segment for the kernel lost: the exception ring was full")
+    X(kernel_ring_full, "TCP segment for the kernel lost: the exception ring was full") \
+    X(flood_unknown_source, "UDP SIP from a source no trunk allows and no peer has, over [flood] unknown_rate (before parsing)") \
+    X(flood_rate_trusted, "UDP SIP from a trusted source over [flood] trusted_rate (before parsing; never denied)") \
+    X(flood_rate_untrusted, "UDP SIP from an untrusted source over [flood] untrusted_rate (before parsing; reported for denial)") \
+    X(flood_denied, "UDP SIP from a source on the deny list (before parsing)")
 
 SBC_LIST_ENUM(drop_reason, SBC_DROP_REASONS);
 constexpr std::size_t drop_reason_count = list_size<drop_reason>;

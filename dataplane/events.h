@@ -29,6 +29,10 @@ enum class event_kind : uint8_t {
     peer_connection_up = 8,      ///< (stream thread) a connection to peer `peer_id` is up again
     peer_responded = 9,     ///< peer `peer_id` sent the first response (`code`) to an attempt,
                             ///< `rtt_us` after its INVITE: a sample of its response time
+    peer_overload = 16,     ///< peer `peer_id` sent RFC 7339 feedback: `code` percent fewer new
+                            ///< calls for `oc_validity_ms` (0 ends it), `oc_seq` (has_oc_seq)
+    source_report = 10,     ///< source `ip` should be denied; `code`: its dataplane::deny_reason
+                            ///< (dataplane/source_screen.h)
 };
 
 /// One event. Plain data copied into the ring; addresses in the shared vocabulary.
@@ -50,6 +54,10 @@ struct event {
     uint32_t probe_seq = 0;           ///< probe_reply: the sequence number from the probe's branch
     uint32_t probe_rx_tsc8 = 0;       ///< probe_reply: the worker's rte_rdtsc() >> 8 at receipt (low 32 bits)
     uint32_t rtt_us = 0;              ///< peer_responded: the attempt's response time
+    uint32_t oc_validity_ms = 0;      ///< peer_overload: how long the reduction holds
+    uint32_t oc_seq_hi = 0;           ///< peer_overload: the peer's oc-seq (10^-5 units), high word
+    uint32_t oc_seq_lo = 0;           ///< and low word (two words: the event stays 4-byte aligned)
+    bool has_oc_seq = false;          ///< peer_overload: the peer sent an oc-seq
 };
 static_assert(sizeof(event) % 4 == 0 && sizeof(event) <= 128, "event is a ring element: a multiple of 4 bytes, small");
 

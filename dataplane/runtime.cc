@@ -194,7 +194,9 @@ std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string
         // The worker's SIP proxy: every table it will ever use is allocated here, at start.
         w->proxy = std::make_unique<sip::proxy>(static_cast<uint8_t>(i), o.setups_per_worker, o.dialogs_per_worker,
                                                 rte_rdtsc());
+        w->proxy->set_admission(&rt->shared->admission);  // one set of call counts for the node
         w->outbox = std::make_unique<sip::outbox>();
+        w->guard = std::make_unique<source_guard>();  // flood screening's per-source table, allocated once
         w->tsc_per_ms = rte_get_tsc_hz() / 1000 != 0 ? rte_get_tsc_hz() / 1000 : 1;
         rt->workers.push_back(std::move(w));
         lcore = rte_get_next_lcore(lcore, 1, 0);

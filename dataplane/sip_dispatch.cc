@@ -7,8 +7,10 @@
 
 #include <rte_ring.h>
 
+#include "dataplane/overload.h"
 #include "dataplane/sip_path.h"
 #include "dataplane/sip_stage.h"
+#include "dataplane/source_screen.h"
 #include "sip-fastpath/proxy_ids.h"
 
 namespace sbc::dataplane {
@@ -86,13 +88,23 @@ void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, const sip_hand
     glean_sender(w, snap, in);
     sip::message& msg = sip_state(w.id).message;
     const bool parsed = sip::parse(bytes, msg) == sip::error::none;
+    if (!parsed) note_malformed(w, snap, in.src.addr, in.trunk);
     if (parsed && msg.is_response() && msg.has_top_via && take_probe_reply(w, snap, msg, in.src.addr)) {
         rte_pktmbuf_free(m);
         return;
     }
     if (check_owner && parsed && hand_off(w, sip::message_owner(msg), m, in, t)) return;
     const sip::sip_input input{bytes, in.src, in.local, in.trunk, in.now_ms};
+    // Rejected or dropped as malformed by the proxy: counts toward a denial (source_screen.h).
+    const auto& pc = w.proxy->stats().c;
+    const auto bad = [&pc] {
+        return pc[static_cast<std::size_t>(sip::proxy_counter::rejected)].load(std::memory_order_relaxed) +
+               pc[static_cast<std::size_t>(sip::proxy_counter::malformed_dropped)].load(std::memory_order_relaxed);
+    };
+    const uint64_t bad_before = parsed ? bad() : 0;
     w.proxy->on_message(*snap.proxy, w.shared->peer_health, input, msg, *w.outbox);
+    if (w.outbox->deny_source) report_source(w, *w.outbox->deny_source, deny_reason::scanner);  // [scanner] deny
+    if (parsed && bad() != bad_before) note_malformed(w, snap, in.src.addr, in.trunk);
     rte_pktmbuf_free(m);
     sip_worker_state& st = sip_state(w.id);
     st.answering = &in;
@@ -103,6 +115,8 @@ void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, const sip_hand
 uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
 {
     if (!snap.proxy || !w.proxy) return 0;
+    overload_poll(w, snap, now_tsc);  // before the rings below are drained: their fill counts (overload.h)
+    const uint64_t start = rte_rdtsc();
     sip_tally t;
     const uint64_t now_ms = now_ms_of(w, now_tsc);
     sip_state(w.id).now_ms = now_ms;
@@ -131,12 +145,15 @@ uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
     }
     if (received != 0) w.counters.entered(stage::sip, received);
     sip_worker_state& st = sip_state(w.id);
+    bool ticked = false;
     if (now_ms != st.last_tick_ms) {
         st.last_tick_ms = now_ms;
         w.proxy->on_tick(*snap.proxy, w.shared->peer_health, now_ms, *w.outbox);
         flush_outbox(w, snap, t);
+        ticked = true;
     }
     t.commit(w);
+    if (received != 0 || ticked) st.sip_cycles += rte_rdtsc() - start;
     return received + t.sent;
 }
 

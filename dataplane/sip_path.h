@@ -58,6 +58,10 @@ struct alignas(64) sip_worker_state {
     /// MAC the frame came from when the neighbour table does not know it yet (a first INVITE's
     /// 100 Trying), looked at only on a neighbour-table miss.
     const sip_handoff* answering = nullptr;
+    /// TSC cycles spent on SIP work (the receive step after flood screening, dispatch, the
+    /// proxy, its timers, the send step): what overload detection measures (overload.h), since
+    /// shedding new calls relieves only this, never frames dropped before parsing.
+    uint64_t sip_cycles = 0;
     std::array<char, 65536> scratch;  ///< a multi-segment datagram linearised for the parser (rare: last)
 };
 /// Every worker's SIP stage state, indexed by worker id (sip_rx.cc).

@@ -10,6 +10,7 @@
 #include "dataplane/events.h"
 #include "dataplane/sip_path.h"
 #include "dataplane/sip_stage.h"
+#include "dataplane/source_screen.h"
 #include "sip-fastpath/probe_branch.h"
 #include "sip-fastpath/proxy_ids.h"
 
@@ -131,8 +132,10 @@ void sip_stage(worker& w, const snapshot& snap, sub_burst& b, const uint16_t* tr
 {
     w.counters.entered(stage::sip, b.n);
     sip_tally t;
-    const uint64_t now_ms = now_ms_of(w, rte_rdtsc());
-    sip_state(w.id).now_ms = now_ms;
+    const uint64_t start = rte_rdtsc();
+    const uint64_t now_ms = now_ms_of(w, start);
+    sip_worker_state& st = sip_state(w.id);
+    st.now_ms = now_ms;
     sip_handoff in;
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];
@@ -141,6 +144,7 @@ void sip_stage(worker& w, const snapshot& snap, sub_burst& b, const uint16_t* tr
     }
     t.commit(w);
     b.n = 0;
+    st.sip_cycles += rte_rdtsc() - start;
 }
 
 bool sip_unreachable(worker& w, const snapshot& snap, rte_mbuf* m) noexcept

@@ -172,12 +172,20 @@ void flush_outbox(worker& w, const snapshot& snap, sip_tally& t) noexcept
         event e{};
         e.kind = pe.kind == sip::peer_event_kind::failed     ? event_kind::peer_failed
                  : pe.kind == sip::peer_event_kind::responded ? event_kind::peer_responded
+                 : pe.kind == sip::peer_event_kind::overload  ? event_kind::peer_overload
                                                               : event_kind::peer_answered;
         e.worker = static_cast<uint8_t>(w.id);
         e.cause = pe.cause;
         e.code = pe.code;
         e.peer_id = pe.peer_id;
         e.rtt_us = pe.rtt_us;
+        if (pe.kind == sip::peer_event_kind::overload) {
+            e.code = pe.oc_reduction;
+            e.oc_validity_ms = pe.oc_validity_ms;
+            e.oc_seq_hi = static_cast<uint32_t>(pe.oc_seq >> 32);
+            e.oc_seq_lo = static_cast<uint32_t>(pe.oc_seq);
+            e.has_oc_seq = pe.has_oc_seq;
+        }
         post_event(w, e);
     }
     o.clear();

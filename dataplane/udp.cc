@@ -1,12 +1,15 @@
 // UDP stage: length and checksum validation, then delivery to the service that listens on the
 // port: datagrams to a media address and port in the [media] range go to the RTP stage, those
-// to a SIP trunk (address and port) to the SIP stage; the rest is counted as udp_port_closed.
+// to a SIP trunk (address and port) to the SIP stage after flood screening (source_screen.h;
+// their checksum is verified after it, so that a flood costs a lookup, not a pass over its
+// payload); the rest is counted as udp_port_closed.
 // Worker only.
 #include <rte_ip.h>
 #include <rte_udp.h>
 
 #include "dataplane/rtp_stage.h"
 #include "dataplane/sip_stage.h"
+#include "dataplane/source_screen.h"
 #include "dataplane/stages.h"
 
 namespace sbc::dataplane {
@@ -50,12 +53,25 @@ void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
             ++truncated;
             continue;
         }
+        const uint16_t dport = rte_be_to_cpu_16(udp->dst_port);
+        const bool media_port = flows != nullptr && flows->in_range(dport);
+        if (!media_port && snap.proxy) {
+            // SIP: its checksum is verified after flood screening (below), so that a flood
+            // from an unknown or denied source is dropped for a lookup, not a checksum over
+            // its whole payload.
+            const int trunk = snap.proxy->find_trunk(ip_address::v4(rte_be_to_cpu_32(ip->dst_addr)), dport);
+            if (trunk >= 0) {
+                sip_trunk[sip.n] = static_cast<uint16_t>(trunk);
+                sip.push(m, b.iface[i]);
+                continue;
+            }
+        }
         if (!udp_checksum_ok(m, ip, udp)) {
             rte_pktmbuf_free(m);
             ++bad_sum;
             continue;
         }
-        if (flows != nullptr && flows->in_range(rte_be_to_cpu_16(udp->dst_port))) {
+        if (media_port) {
             // Our media range (config keeps trunk ports out of it): RTP and RTCP to relay.
             const int a = flows->address_index(rte_be_to_cpu_32(ip->dst_addr));
             if (a >= 0) {
@@ -64,17 +80,29 @@ void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
                 continue;
             }
         }
-        if (snap.proxy) {
-            const int trunk =
-                snap.proxy->find_trunk(ip_address::v4(rte_be_to_cpu_32(ip->dst_addr)), rte_be_to_cpu_16(udp->dst_port));
-            if (trunk >= 0) {
-                sip_trunk[sip.n] = static_cast<uint16_t>(trunk);
-                sip.push(m, b.iface[i]);
-                continue;
-            }
-        }
         rte_pktmbuf_free(m);
         ++closed;
+    }
+    if (sip.n != 0) {
+        // Flood screening first (source_screen.h): what it drops never enters the SIP stage.
+        std::array<uint16_t, burst_size> screened;
+        screen_sources(w, snap, sip, sip_trunk.data(), screened.data());
+        uint16_t n = 0;
+        for (uint16_t i = 0; i < sip.n; ++i) {
+            rte_mbuf* m = sip.pkts[i];
+            const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
+            const auto* udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr*, m->l2_len + m->l3_len);
+            if (!udp_checksum_ok(m, ip, udp)) {
+                rte_pktmbuf_free(m);
+                ++bad_sum;
+                continue;
+            }
+            sip_trunk[n] = screened[i];
+            sip.pkts[n] = m;
+            sip.iface[n] = sip.iface[i];
+            ++n;
+        }
+        sip.n = n;
     }
     if (truncated) w.counters.drop(drop_reason::udp_truncated, truncated);
     if (bad_sum) w.counters.drop(drop_reason::udp_bad_checksum, bad_sum);

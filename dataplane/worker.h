@@ -16,6 +16,7 @@
 
 #include "common/limits.h"
 #include "dataplane/counters.h"
+#include "dataplane/flood_policy.h"
 #include "dataplane/neighbour.h"
 #include "dataplane/neighbour_hold.h"
 #include "dataplane/rcu.h"
@@ -49,10 +50,14 @@ struct shared_state {
     snapshot_slot snap;             ///< published by the control core under RCU
     neighbour_table neighbours;     ///< written by the control core only
     sip::peer_health peer_health;   ///< health words by peer id, flipped by the control core
+    /// Call admission counts of the whole node (sip-fastpath/admission.h): every worker's proxy
+    /// takes and gives back with atomic read-modify-writes; the control core reads them.
+    sip::admission admission;
     std::atomic<bool> stop{false};  ///< set by the control core; workers leave their loop
     /// Media flows of every worker (null without [media]); set up at start (rtp_stage.cc).
     std::unique_ptr<rtp::flow_table> media_flows;
     rtp::relay_env media_env;       ///< the relay's read-only context, set up with media_flows
+    flood_policy_slot flood;        ///< [flood] limits and denied sources, published by the control core under RCU
 };
 
 struct worker {
@@ -84,6 +89,8 @@ struct worker {
     /// this worker saw its senders use, and the packets it holds while the control core resolves.
     learned_neighbours learned;
     basic_neighbour_hold<rte_mbuf*> held;
+    /// Per-source token buckets and malformed tallies (dataplane/source_screen.cc); null: no screening.
+    std::unique_ptr<source_guard> guard;
     worker_counters counters;
     // Per-loop tallies, plain fields of the owner, folded into `counters` by tx_flush.
     uint64_t pending_tx_packets = 0;

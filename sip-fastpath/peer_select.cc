@@ -30,7 +30,16 @@ uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t 
         // worker between the two errs on the side of keeping other calls away.
         return (w & peer_state::canary) == 0 || matched(pe);
     };
-    auto up_peer = [&](const peer& pe) { return up_word(pe, health.word[pe.id].load(std::memory_order_relaxed)); };
+    // A peer at its call limit (admission.h) is passed over like a down one. The count is
+    // node-wide and read relaxed: a peer that fills up between this load and the proxy's
+    // take is refused there, and the proxy selects again.
+    st.n_full = 0;
+    auto full = [&](const peer& pe) {
+        return pe.max_calls != 0 && pe.id < active.size() && active[pe.id].load(std::memory_order_relaxed) >= pe.max_calls;
+    };
+    auto up_peer = [&](const peer& pe) {
+        return up_word(pe, health.word[pe.id].load(std::memory_order_relaxed)) && !full(pe);
+    };
     const auto& members = t.regions[region].peers;
     if (canary_mask != 0) {
         // Matching calls go to a matching canary first: the lowest priority value among them.
@@ -47,35 +56,78 @@ uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t 
     // (silent or unreachable once, nothing heard since) is a candidate only when every other
     // available, untried peer of the region is suspect too: then the region's order holds as
     // if none were (the call stays in its region rather than fail over on a guess).
+    // RFC 7339 (client): a peer under an oc reduction of N% is passed over for N% of the calls
+    // while another candidate (of the same suspect level) is not passed over; when every one is,
+    // the reductions are set aside and the call goes as usual: no call is lost to a reduction
+    // while a peer can take it. One draw per selection, made only when a candidate has a
+    // reduction (so selection without oc draws exactly as before).
+    st.oc_diverted = false;
+    uint32_t oc_draw = 0xffffffff;  // not drawn yet
+    auto oc_skip = [&](const peer& pe) {
+        const uint8_t r = health.oc_reduction_of(pe.id);
+        if (r == 0) return false;
+        if (oc_draw == 0xffffffff) oc_draw = static_cast<uint32_t>(st.next() % 100);
+        return oc_draw < r;
+    };
     uint32_t best_prio = 0x10000, best_prio_sure = 0x10000;
     uint32_t n = 0, n_sure = 0;
+    // The same among the candidates oc does not pass over, and the best priority it passes over.
+    uint32_t open_prio = 0x10000, open_prio_sure = 0x10000, oc_prio = 0x10000, oc_prio_sure = 0x10000;
+    uint32_t n_open = 0, n_open_sure = 0;
+    auto count = [](uint32_t prio, uint32_t& best, uint32_t& k) {
+        if (prio < best) {
+            best = prio;
+            k = 0;
+        }
+        if (prio == best) ++k;
+    };
     for (uint32_t p : members) {
         const peer& pe = t.peers[p];
         const uint32_t w = health.word[pe.id].load(std::memory_order_relaxed);
         if (!up_word(pe, w) || was_tried(tried, pe.id)) continue;
+        if (full(pe)) {
+            if (st.n_full < st.full.size()) st.full[st.n_full] = pe.id;
+            ++st.n_full;
+            continue;
+        }
         if (pe.priority < best_prio) {
             best_prio = pe.priority;
             n = 0;
         }
         if (pe.priority == best_prio) ++n;
+        const bool oc_out = oc_skip(pe);
+        if (!oc_out) count(pe.priority, open_prio, n_open);
+        else oc_prio = std::min<uint32_t>(oc_prio, pe.priority);
         if ((w & peer_state::suspect) != 0) continue;
         if (pe.priority < best_prio_sure) {
             best_prio_sure = pe.priority;
             n_sure = 0;
         }
         if (pe.priority == best_prio_sure) ++n_sure;
+        if (!oc_out) count(pe.priority, open_prio_sure, n_open_sure);
+        else oc_prio_sure = std::min<uint32_t>(oc_prio_sure, pe.priority);
     }
     if (n == 0) return no_peer;
     const bool skip_suspect = n_sure != 0;
     if (skip_suspect) {
         best_prio = best_prio_sure;
         n = n_sure;
+        open_prio = open_prio_sure;
+        n_open = n_open_sure;
+        oc_prio = oc_prio_sure;
+    }
+    const bool skip_oc = n_open != 0 && oc_prio != 0x10000;
+    if (skip_oc) {
+        st.oc_diverted = oc_prio <= open_prio;  // passed over a peer this call could have gone to
+        best_prio = open_prio;
+        n = n_open;
     }
     auto eligible = [&](uint32_t p) {
         const peer& pe = t.peers[p];
         if (pe.priority != best_prio) return false;
         const uint32_t w = health.word[pe.id].load(std::memory_order_relaxed);
-        return up_word(pe, w) && !(skip_suspect && (w & peer_state::suspect) != 0) && !was_tried(tried, pe.id);
+        return up_word(pe, w) && !(skip_suspect && (w & peer_state::suspect) != 0) && !was_tried(tried, pe.id) &&
+               !full(pe) && !(skip_oc && oc_skip(pe));
     };
     uint32_t pick_index = 0;  // the pick_index-th eligible peer
     switch (sel) {

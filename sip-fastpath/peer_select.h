@@ -16,6 +16,13 @@ namespace sbc::sip {
 struct select_state {
     uint64_t rng = 0x9E3779B97F4A7C15ull;
     std::array<uint32_t, 64> rr{};  ///< round-robin position per region (modulo 64)
+    /// Peers passed over by the last select_peer because they were at their max_calls (a
+    /// region's untried, available peers; at most full.size() recorded, n_full counts all).
+    std::array<uint32_t, 8> full{};
+    uint32_t n_full = 0;
+    /// Whether the last select_peer passed over a peer under an RFC 7339 oc reduction
+    /// (peer_health::oc_reduction) for this call: the call was diverted.
+    bool oc_diverted = false;
 
     /// xorshift64*: fast, and good enough to spread calls by weight.
     uint64_t next() noexcept
@@ -37,7 +44,13 @@ struct select_state {
 /// `canary_mask` holds the canary slots whose pattern the call matched (canary_matcher): a peer
 /// whose health word has the canary bit takes only calls whose mask has its slot, and such a
 /// matching canary peer is chosen before any other of the region (the operator wants these
-/// calls to test it). Returns a peer index or no_peer.
+/// calls to test it). `active` holds the node-wide calls per peer id (admission::peer_calls):
+/// a peer with a max_calls that has that many calls is passed over like an unavailable one
+/// (with `ignore_down` too), and recorded in st.full. A peer under an RFC 7339 oc reduction of
+/// N% (peer_health::oc_reduction) is passed over for N% of the calls (random, from `st`) while
+/// another candidate is not passed over; when all are, the call goes as if none had a
+/// reduction (st.oc_diverted tells whether this call was diverted). Returns a peer index or
+/// no_peer.
 uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t region, selector sel,
                      std::span<const uint32_t> tried, uint64_t call_hash, select_state& st,
                      std::span<const std::atomic<uint32_t>> active = {}, bool ignore_down = false,

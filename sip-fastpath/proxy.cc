@@ -145,6 +145,8 @@ proxy::proxy(uint8_t worker, uint32_t setups, uint32_t dialogs, uint64_t seed)
       aux_(std::make_unique<message>()),
       pending_(std::make_unique<pending_table>(dialogs < max_pending_in_dialog ? dialogs : max_pending_in_dialog))
 {
+    own_admission_ = std::make_unique<admission>();
+    adm_ = own_admission_.get();
     select_.rng ^= seed * 0x9E3779B97F4A7C15ull + worker;
     if (select_.rng == 0) select_.rng = 1;
 }
@@ -160,7 +162,8 @@ void proxy::release(uint32_t slot) noexcept
 {
     setup& s = setups_->at(slot);
     timers_.cancel(slot);
-    if (s.peer_id != no_peer) bump(stats_->active_by_peer[s.peer_id], -1);
+    peer_put(s.peer_id);
+    call_done(slot);
     s.state = setup_state::free;
     setups_->erase(slot);
     stats_->setups_active.store(setups_->size(), std::memory_order_relaxed);
@@ -242,6 +245,8 @@ void proxy::respond(const sip_input& a, uint16_t code, std::string_view reason, 
     spec.has_retry_after = retry_after;
     spec.retry_after = retry_after_s;
     spec.extra = extra;
+    via_splice oc;  // RFC 7339: our feedback, for a client that advertised oc
+    if (msg_->has_top_via && oc_stamp(*msg_, msg_->top_via, oc)) spec.top_via = &oc;
     const write_result r = build_response(*msg_, spec, d->data);
     if (r.ok()) out.commit(a.local, a.src, r.len);
 }
@@ -256,6 +261,7 @@ void proxy::on_message(const proxy_tables& t, const peer_health& h, const sip_in
                        outbox& out) noexcept
 {
     msg_ = &m;
+    oc_.refresh(t.oc, a.now_ms);
     // Only trunk sources and known peers may talk to us, and a dialog's party answering what
     // we forwarded to it; others get no answer at all.
     if (a.trunk < t.trunks.size() && !t.trunks[a.trunk].allows(a.src.addr) && !t.is_peer_address(a.src.addr) &&
@@ -276,6 +282,7 @@ void proxy::on_message(const proxy_tables& t, const peer_health& h, const sip_in
         return;
     }
     stats_->add(proxy_counter::requests);
+    if (scanner_refused(t, a, out)) return;  // before any answer: a scanner learns nothing (proxy_guard.cc)
     if (v.act == action::respond) {
         stats_->add(proxy_counter::rejected);
         respond(a, v.code, v.reason, out);
@@ -298,6 +305,7 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
     switch (m.req_method) {
     case method::invite:
         if (!has_to_tag) {
+            if (overload_shed(t, a, out)) return;  // proxy_guard.cc
             new_invite(t, h, a, out);
             return;
         }
@@ -340,6 +348,7 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
         respond(a, 481, {}, out);
         return;
     }
+    if (overload_shed(t, a, out)) return;  // proxy_guard.cc
     forward_out_of_dialog(t, h, a, out);
 }
 
@@ -425,7 +434,9 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const peer_health& h, const
     const std::size_t branch_len = write_stateless_branch(branch, key);
     const endpoint local = leg_local(via_local, next);
     char via[max_via_size];
-    const std::size_t via_len = write_via(via, local, std::string_view(branch, branch_len), a.src);
+    // RFC 7339: overload control advertised toward peers only (whose feedback we honour).
+    const std::size_t via_len = write_via(via, local, std::string_view(branch, branch_len), a.src,
+                                          t.oc.advertise && t.is_peer_address(next.addr));
     edits e;
     e.pop_routes = static_cast<uint8_t>(ours);
     e.decrement_max_forwards = true;
@@ -494,6 +505,8 @@ bool proxy::relay_by_via(const sip_input& a, outbox& out) noexcept
     e.pop_via = true;
     const uint64_t call = hash_bytes(m.call_id());
     media_body(m, call, media_leg_of(call, dst), e);  // refused: the answer goes on unchanged
+    via_splice oc;  // RFC 7339: our feedback in the Via of a client that advertised oc
+    if (oc_stamp_relayed(oc)) e.via_params = &oc;
     const write_result r = edit(m, e, d->data);
     if (!r.ok()) return true;
     // From our endpoint on the leg it goes back on: the dialog knows both (a call whose legs
@@ -513,6 +526,7 @@ bool proxy::relay_by_via(const sip_input& a, outbox& out) noexcept
 void proxy::on_response(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept
 {
     const message& m = *msg_;
+    oc_from_peer(t, a, out);  // RFC 7339 feedback from a peer, whatever the response answers
     txn_id id;
     if (m.has_top_via && read_branch(m.text(m.top_via.branch), id) && id.worker == worker_ && id.slot < n_setups_) {
         setup& s = setups_->at(id.slot);
@@ -537,6 +551,7 @@ void proxy::on_response(const proxy_tables& t, const peer_health& h, const sip_i
 
 void proxy::on_tick(const proxy_tables& t, const peer_health& h, uint64_t now_ms, outbox& out) noexcept
 {
+    oc_.refresh(t.oc, now_ms);
     if (timers_.now() == 0) timers_.start(now_ms);
     timers_.advance(
         now_ms, [&](uint32_t slot) { fire(t, h, slot, now_ms, out); }, [&] { return out.room(); });
@@ -552,12 +567,19 @@ void proxy::on_tick(const proxy_tables& t, const peer_health& h, uint64_t now_ms
         [] { return true; });
 }
 
-void proxy::dialog_started(uint64_t key, uint32_t peer_id) noexcept
+void proxy::dialog_started(uint64_t key, uint32_t peer_id, uint16_t trunk, bool admitted) noexcept
 {
-    if (dialogs_->find(key) != none_slot) return;
-    const uint32_t d = dialogs_->insert(key);
-    if (d == none_slot) return;  // a call without dialog state: only its counting is lost
+    const uint32_t d = dialogs_->find(key) != none_slot ? none_slot : dialogs_->insert(key);
+    if (d == none_slot) {
+        // A call without dialog state of its own (the table was full, or its Call-ID has one):
+        // nothing would end its admission counts, so they end here.
+        if (peer_id != no_peer) adm_->give_peer(peer_id);
+        if (admitted) adm_->release_call(trunk);
+        return;
+    }
     dialogs_->table.at(d).peer_id = peer_id;
+    dialogs_->table.at(d).trunk = trunk;
+    dialogs_->table.at(d).admitted = admitted;
     stats_->add(proxy_counter::dialogs_created);
     stats_->dialogs_active.store(dialogs_->table.size(), std::memory_order_relaxed);
     if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], +1);
@@ -593,7 +615,12 @@ void proxy::dialog_end(uint64_t key) noexcept
 {
     const uint32_t d = dialogs_->find(key);
     if (d == none_slot) return;
-    if (const uint32_t peer = dialogs_->table.at(d).peer_id; peer != no_peer) bump(stats_->active_by_peer[peer], -1);
+    const dialog_table::entry& de = dialogs_->table.at(d);
+    if (de.peer_id != no_peer) {
+        bump(stats_->active_by_peer[de.peer_id], -1);
+        adm_->give_peer(de.peer_id);
+    }
+    if (de.admitted) adm_->release_call(de.trunk);
     dialogs_->erase(d);
     media_end(key);
     stats_->add(proxy_counter::dialogs_ended);

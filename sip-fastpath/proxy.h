@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -19,6 +20,7 @@
 #include "common/counter.h"
 #include "common/address.h"
 #include "sip-fastpath/media_hook.h"
+#include "sip-fastpath/overload_control.h"
 #include "sip-fastpath/peer_select.h"
 #include "sip-fastpath/proxy_tables.h"
 #include "sip-fastpath/sip_message.h"
@@ -66,7 +68,8 @@ enum class send_failure : uint8_t {
 
 /// failed and answered: an attempt's outcome (passive health); responded: the first response
 /// of an attempt, with its response time (the adaptive no-answer timer, control/peer_timer.h).
-enum class peer_event_kind : uint8_t { failed, answered, responded };
+/// overload: the peer's RFC 7339 feedback (oc in our Via of its response), for the control core.
+enum class peer_event_kind : uint8_t { failed, answered, responded, overload };
 enum class failure_cause : uint8_t { none, code, timeout, icmp };
 
 struct peer_event {
@@ -77,6 +80,12 @@ struct peer_event {
     /// responded: from sending the attempt's INVITE (its first copy) to its first response,
     /// whatever the code, in us; measured on the worker's ms clock, so whole ms.
     uint32_t rtt_us = 0;
+    /// overload: percent of new calls to send elsewhere, for oc_validity_ms (0 ends it), with
+    /// the peer's oc-seq (10^-5 units; has_oc_seq false when it sent none).
+    uint8_t oc_reduction = 0;
+    bool has_oc_seq = false;
+    uint32_t oc_validity_ms = 0;
+    uint64_t oc_seq = 0;
 };
 
 /// What one call into the proxy produced; the caller sends and clears it.
@@ -99,7 +108,14 @@ struct outbox {
     {
         if (n_events < events.size()) events[n_events++] = e;
     }
-    void clear() noexcept { n = n_events = 0; }
+    /// A source to report for denial ([scanner] deny: a scanner signature matched a request
+    /// from it); the dataplane reports it after the call (dispatch_input). One per input.
+    std::optional<ip_address> deny_source;
+    void clear() noexcept
+    {
+        n = n_events = 0;
+        deny_source.reset();
+    }
 };
 
 /// The proxy's counters, one writer (the worker); other threads read them relaxed.
@@ -120,6 +136,9 @@ struct outbox {
     X(no_route, "requests no route matched (404 sent)")                                  \
     X(table_full, "requests refused because the call table was full (503 sent)")        \
     X(refused_draining, "new calls refused while the SBC drains (503 sent)")            \
+    X(shed_overload, "new INVITEs and other out-of-dialog requests refused while their worker was overloaded (503 with Retry-After)") \
+    X(scanner_dropped, "requests that matched a scanner signature, dropped without an answer") \
+    X(scanner_answered, "requests that matched a scanner signature, answered with [scanner] respond_code") \
     X(rejected, "requests answered with an error by the verdict (400, 483, ...)")       \
     X(malformed_dropped, "malformed messages dropped")                                   \
     X(retransmissions_absorbed, "request retransmissions answered from state")           \
@@ -129,6 +148,10 @@ struct outbox {
     X(in_dialog_refused, "in-dialog requests toward neither a peer nor a party of a dialog we hold (481, 403; ACK dropped)") \
     X(options_answered, "OPTIONS addressed to the SBC answered")                         \
     X(options_unanswered, "OPTIONS to the SBC left unanswered while draining or overloaded") \
+    X(oc_stamped, "responses to clients that advertised RFC 7339 overload control stamped with our oc feedback") \
+    X(oc_feedback, "responses from peers with RFC 7339 oc feedback (passed to the control core)") \
+    X(oc_invalid, "RFC 7339 oc feedback from peers ignored: a value outside 0-100, another algorithm, a bad oc-validity or oc-seq") \
+    X(oc_diverted, "new calls sent to another peer than one under an RFC 7339 oc reduction") \
     X(acks_absorbed, "ACKs for non-2xx finals absorbed")                                 \
     X(retransmits_sent, "requests or responses we retransmitted")                        \
     X(dialogs_created, "dialogs created")                                                \
@@ -140,7 +163,12 @@ struct outbox {
     X(send_failed_no_buffer, "messages not sent for want of a buffer or queue room")      \
     X(send_failed_no_connection, "messages not sent for want of a stream transport")      \
     X(in_dialog_timeouts, "BYEs, re-INVITEs and UPDATEs a peer left unanswered past its no-answer timer or that ICMP said did not arrive (408 to the sender; a BYE's dialog ended)") \
-    X(in_dialog_untracked, "BYEs, re-INVITEs and UPDATEs relayed to a peer without a no-answer timer (the per-worker pending table was full)")
+    X(in_dialog_untracked, "BYEs, re-INVITEs and UPDATEs relayed to a peer without a no-answer timer (the per-worker pending table was full)") \
+    X(admission_trunk_calls, "new calls refused: their trunk had max_calls calls (the [admission] refuse_code sent)") \
+    X(admission_trunk_rate, "new calls refused: their trunk was over max_calls_per_second (the [admission] refuse_code sent)") \
+    X(admission_node_calls, "new calls refused: the node had [admission] max_calls calls (refuse_code sent)") \
+    X(admission_peers_full, "calls refused because every peer left to try was at its max_calls (refuse_code sent)") \
+    X(admission_peer_skips, "times a peer at its max_calls was passed over by selection (the call went to another)")
 
 SBC_LIST_ENUM(proxy_counter, SBC_PROXY_COUNTERS);
 constexpr std::size_t proxy_counter_count = list_size<proxy_counter>;
@@ -160,6 +188,13 @@ struct proxy_stats {
     /// New INVITEs by arrival trunk index, and by the route they took (the last slot: none).
     std::array<std::atomic<uint64_t>, max_counted> invites_by_trunk{};
     std::array<std::atomic<uint64_t>, max_counted + 1> invites_by_route{};
+    /// New calls refused by admission, by arrival trunk index (any reason: trunk, rate, node, peers full).
+    std::array<std::atomic<uint64_t>, max_counted> refused_by_trunk{};
+    /// Times each peer id was passed over by selection because it was at its max_calls.
+    std::array<std::atomic<uint32_t>, max_peers> full_skips_by_peer{};
+    /// Requests that matched a scanner signature, by [set * 3 + field]: set 0 the shipped list,
+    /// 1 the operator's patterns; field 0 User-Agent, 1 From, 2 To (sip::scanner_field).
+    std::array<std::atomic<uint64_t>, 6> scanner_matches{};
 
     void add(proxy_counter k, uint64_t n = 1) noexcept
     {
@@ -220,6 +255,20 @@ public:
     /// Control core, before the worker runs: anchor the media of every call through `m`
     /// (SDP rewritten both ways, flows torn down with the call, silent calls ended with BYE).
     void set_media(media_hook* m);
+    /// RFC 7339 (server): the percent of new requests this worker asks its clients to send
+    /// elsewhere (0: not overloaded), stamped into responses to clients that advertised `oc`.
+    /// Any thread (one relaxed store); the worker's overload detection calls it.
+    void set_overload(uint8_t percent) noexcept
+    {
+        oc_.reduction.store(percent > 100 ? 100 : percent, std::memory_order_relaxed);
+    }
+    [[nodiscard]] uint8_t overload() const noexcept { return oc_.reduction.load(std::memory_order_relaxed); }
+    /// Control core, before the worker runs: admit calls against the node-wide counts `a`
+    /// (sip-fastpath/admission.h), shared by every worker; null: this proxy's own counts
+    /// (alone in the node, as in tests).
+    void set_admission(admission* a) noexcept;
+    /// The counts this proxy admits against.
+    [[nodiscard]] const admission& admission_counts() const noexcept { return *adm_; }
 
     struct setup;
     struct setup_table;
@@ -254,7 +303,7 @@ private:
     bool send_invite(const proxy_tables& t, uint32_t slot, uint64_t now, outbox& out) noexcept;
     void send_to_peer_simple(uint32_t slot, std::string_view method, std::string_view to_value, outbox& out) noexcept;
     void respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, uint64_t now,
-                          outbox& out) noexcept;
+                          outbox& out, std::string_view reason = {}) noexcept;
     void relay_upstream(uint32_t slot, outbox& out) noexcept;
     bool relay_by_via(const sip_input& a, outbox& out) noexcept;
     void respond(const sip_input& a, uint16_t code, std::string_view reason, outbox& out, bool retry_after = false,
@@ -262,11 +311,43 @@ private:
     void fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uint64_t now, outbox& out) noexcept;
     void arm(uint32_t slot) noexcept;
     void release(uint32_t slot) noexcept;
-    void dialog_started(uint64_t callid_hash, uint32_t peer_id) noexcept;
+    /// The dialog of an answered call takes over its admission counts (the peer's, and the
+    /// trunk's and node's when `admitted`); when no dialog entry is made they are given back.
+    void dialog_started(uint64_t callid_hash, uint32_t peer_id, uint16_t trunk = 0, bool admitted = false) noexcept;
     void dialog_bye_seen(uint64_t callid_hash, uint64_t now) noexcept;
     void dialog_end(uint64_t callid_hash) noexcept;
     void failure(uint32_t slot, failure_cause why, uint16_t code, outbox& out) noexcept;
     uint32_t find_setup(uint64_t up_key) const noexcept;
+    // Call admission (proxy_admission.cc).
+    /// A new INVITE (msg_) on trunk a.trunk: counted against the trunk and the node, or
+    /// refused (the configured answer sent, counted) and false.
+    bool admit(const proxy_tables& t, const sip_input& a, outbox& out) noexcept;
+    /// The next peer of region `region` for setup `slot`, its call counted (a peer at its limit
+    /// is passed over); no_peer when none. `saw_full`: set when a full peer was passed over.
+    uint32_t pick_peer(const proxy_tables& t, const peer_health& h, uint32_t slot, uint16_t region, bool ignore_down,
+                       bool& saw_full) noexcept;
+    /// A setup's current attempt is over: its peer's counts go down.
+    void peer_put(uint32_t& peer_id) noexcept;
+    /// A setup ended without a dialog: its trunk and node counts go down (once).
+    void call_done(uint32_t slot) noexcept;
+    // RFC 7339 overload control (proxy_oc.cc).
+    /// `out` gets the splice that stamps our feedback into Via element `v` of `m` (the client's)
+    /// when the client advertised oc and there is something to say now; false otherwise.
+    /// (With the policy and time oc_ was last refreshed with, at each message and tick.)
+    bool oc_stamp(const message& m, const via& v, via_splice& out) noexcept;
+    /// The same for a response relayed upstream: the client's Via is the second one of msg_.
+    bool oc_stamp_relayed(via_splice& out) noexcept;
+    /// A response (msg_) from peer `a.src`: its feedback in our Via goes to the control core.
+    void oc_from_peer(const proxy_tables& t, const sip_input& a, outbox& out) noexcept;
+    // Guards before a request is handled (proxy_guard.cc).
+    /// A request (msg_) from a source that is not trusted matched a scanner signature: dropped
+    /// or answered as [scanner] says, counted, its source put in out.deny_source when [scanner]
+    /// deny; true when it was (the request goes no further).
+    bool scanner_refused(const proxy_tables& t, const sip_input& a, outbox& out) noexcept;
+    /// A new INVITE or other out-of-dialog request (msg_) while this worker is overloaded
+    /// (overload() > 0): refused with 503 and Retry-After for that share of them, counted;
+    /// true when it was. A retransmission of an INVITE being set up is never refused.
+    bool overload_shed(const proxy_tables& t, const sip_input& a, outbox& out) noexcept;
     // Media anchoring (proxy_media.cc); each does nothing without a media hook.
     /// Puts the body `to` must see into `e` (unchanged when no SDP); false when refused.
     bool media_body(const message& m, uint64_t call, media_leg to, struct edits& e) noexcept;
@@ -310,6 +391,11 @@ private:
     std::unique_ptr<message> aux_;   ///< a stored INVITE re-parsed
     bool first_attempt_ = false;     ///< send_invite may edit msg_, the INVITE just received
     media_hook* media_ = nullptr;
+    oc_server oc_;  ///< RFC 7339 server side: the reduction we ask for, what we last said
+    shed_credit shed_;  ///< untrusted sources: turns overload() into which new requests are refused (proxy_guard.cc)
+    shed_credit shed_trusted_;  ///< the same for trusted sources (shed_shares)
+    std::unique_ptr<admission> own_admission_;  ///< used until set_admission names the node's
+    admission* adm_ = nullptr;
     std::unique_ptr<std::array<char, max_out_size>> sdp_buf_;  ///< a rewritten SDP body
     std::unique_ptr<media_dialog[]> media_dialogs_;  ///< by dialog slot, with a media hook only
     std::unique_ptr<pending_table> pending_;  ///< in-dialog requests a peer has yet to answer

@@ -135,7 +135,8 @@ void proxy::forward_out_of_dialog(const proxy_tables& t, const peer_health& h, c
         const endpoint local = peer_local(t, t.peers[p], a.local);
         edits e;
         e.push_via = std::string_view(
-            via, write_via(via, local, {branch, write_stateless_branch(branch, upstream_key(m, a.src))}, a.src));
+            via, write_via(via, local, {branch, write_stateless_branch(branch, upstream_key(m, a.src))}, a.src,
+                           t.oc.advertise));
         e.decrement_max_forwards = true;
         const write_result w = edit(m, e, d->data);
         if (too_big_for(w, to)) {
@@ -195,12 +196,14 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
         respond(a, 503, "Service Unavailable (call table full)", out, true, t.retry.retry_after_s);
         return;
     }
+    if (!admit(t, a, out)) return;  // over a trunk or node limit: refused, counted
     if (media_ != nullptr) {
         // Ports for the offer now (send_invite finds them again): a call we cannot anchor
         // is refused before it rings anyone.
         edits probe;
         if (!media_body(m, hash_bytes(m.call_id()), media_leg::b, probe)) {
             stats_->add(proxy_counter::table_full);
+            adm_->release_call(a.trunk);
             respond(a, 503, "Service Unavailable (no media ports)", out, true, t.retry.retry_after_s);
             return;
         }
@@ -222,6 +225,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
     s.caller = a.src;
     s.local = a.local;
     s.trunk = a.trunk;
+    s.admitted = true;  // admit() counted it
     s.group = group;
     s.state = setup_state::calling;
     s.invite_len = static_cast<uint16_t>(m.raw.size());
@@ -252,7 +256,7 @@ bool proxy::send_invite(const proxy_tables& t, uint32_t slot, uint64_t now, outb
     write_branch(branch, txn_id{worker_, slot, s.gen, static_cast<uint8_t>(s.attempt & 0xf)});
     const endpoint local = s.out_local;
     char via[max_via_size];
-    const std::size_t via_len = write_via(via, local, {branch, branch_stateful_len}, s.caller);
+    const std::size_t via_len = write_via(via, local, {branch, branch_stateful_len}, s.caller, t.oc.advertise);
     // Record-Route so that in-dialog requests come back through us, to this worker: one, or
     // two when the legs differ (write_record_routes). The peer is found again by address:
     // a retransmission may run under a newer snapshot.
@@ -289,31 +293,38 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
     case failure_cause::icmp: stats_->add(proxy_counter::retries_icmp); break;
     case failure_cause::none: break;
     }
-    if (s.peer_id != no_peer) {
-        bump(stats_->active_by_peer[s.peer_id], -1);
-        s.peer_id = no_peer;
-    }
+    peer_put(s.peer_id);
     uint32_t p = no_peer;
+    bool saw_full = false;  // a peer at its max_calls was passed over
     if (s.group < t.groups.size() && s.attempt < t.retry.max_attempts && s.n_tried < max_tried) {
         const peer_group& g = t.groups[s.group];
         const uint8_t start_region = s.region_pos;
         while (s.region_pos < g.regions.size()) {
-            p = select_peer(t, h, g.regions[s.region_pos], g.sel, {s.tried.data(), s.n_tried}, s.callid_hash, select_,
-                            stats_->active_by_peer, false, s.canary_mask);
+            p = pick_peer(t, h, slot, g.regions[s.region_pos], false, saw_full);
             if (p != no_peer) break;
             ++s.region_pos;
         }
         if (p != no_peer && s.region_pos != start_region && s.attempt != 0) stats_->add(proxy_counter::failover_region);
-        if (p == no_peer && s.attempt == 0) {
+        if (p == no_peer && s.attempt == 0 && !saw_full) {
             // Every peer is marked down: rather than refuse the call, try them anyway in the
             // usual order (the marks are a guess from failures; a peer may be back already).
+            // Not when peers that are up are only full: that is a refusal, below.
             for (uint8_t r = 0; r < g.regions.size() && p == no_peer; ++r) {
-                p = select_peer(t, h, g.regions[r], g.sel, {s.tried.data(), s.n_tried}, s.callid_hash, select_,
-                                stats_->active_by_peer, true, s.canary_mask);
+                p = pick_peer(t, h, slot, g.regions[r], true, saw_full);
                 if (p != no_peer) s.region_pos = r;
             }
             if (p != no_peer) stats_->add(proxy_counter::all_down_tried);
         }
+    }
+    if (p == no_peer && saw_full) {
+        // Every peer left was at its call limit: the admission answer, never a full peer.
+        stats_->add(proxy_counter::admission_peers_full);
+        if (s.trunk < proxy_stats::max_counted) sw_bump(stats_->refused_by_trunk[s.trunk]);
+        const uint16_t code = s.cancelled ? 487 : t.admission.refuse_code;
+        const bool retry_after = retry_after_allowed(code) && t.admission.retry_after_s != 0;
+        respond_upstream(slot, code, retry_after, t.admission.retry_after_s, now, out,
+                         s.cancelled ? std::string_view{} : "peer call limit");
+        return;
     }
     if (p == no_peer) {
         // Every candidate failed (or none is up): the best answer we can give.
@@ -322,13 +333,14 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
         return;
     }
     const peer& pe = t.peers[p];
+    if (select_.oc_diverted) stats_->add(proxy_counter::oc_diverted);  // the last selection chose p
     s.peer = pe.remote();  // connection 0: the stream thread's connection to the peer
     s.out_local = peer_local(t, pe, s.local);
     s.peer_id = pe.id;
     s.tried[s.n_tried++] = pe.id;
     ++s.attempt;
     s.state = setup_state::calling;
-    bump(stats_->active_by_peer[pe.id], +1);
+    bump(stats_->active_by_peer[pe.id], +1);  // pick_peer counted it node-wide
     s.rt_interval = timer_t1_ms;
     // Timer A only on UDP (RFC 3261 17.1.1.2): a stream delivers or loses the connection.
     // Timer B and the no-response failover run on every transport.
@@ -368,7 +380,8 @@ void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::strin
     write_branch(branch, txn_id{worker_, slot, s.gen, static_cast<uint8_t>(s.attempt & 0xf)});
     const endpoint local = s.out_local;
     char via[max_via_size];
-    const std::size_t via_len = write_via(via, local, {branch, branch_stateful_len}, s.caller);
+    // As the INVITE's Via (RFC 3261 9.1, 17.1.1.3), oc advertised alike.
+    const std::size_t via_len = write_via(via, local, {branch, branch_stateful_len}, s.caller, oc_.policy.advertise);
     writer w(d->data);
     w.put(meth);
     w.put(" ");
@@ -391,7 +404,7 @@ void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::strin
 }
 
 void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, uint64_t now,
-                             outbox& out) noexcept
+                             outbox& out, std::string_view reason) noexcept
 {
     setup& s = setups_->at(slot);
     const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
@@ -403,6 +416,10 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
     spec.to_tag = std::string_view(tag, 12);
     spec.has_retry_after = retry_after;
     spec.retry_after = retry_after_s;
+    char phrase[64];
+    if (!reason.empty()) spec.reason = admission_reason(phrase, code, reason);
+    via_splice oc;  // RFC 7339: our feedback, for a caller that advertised oc
+    if (aux_->has_top_via && oc_stamp(*aux_, aux_->top_via, oc)) spec.top_via = &oc;
     char* store = &buffers_[std::size_t{slot} * max_out_size + s.invite_len];
     const write_result r = build_response(*aux_, spec, {store, max_out_size - s.invite_len});
     s.final_len = r.ok() ? static_cast<uint16_t>(r.len) : 0;
@@ -416,10 +433,8 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
     }
     stats_->add(proxy_counter::calls_failed);
     media_end(s.callid_hash);
-    if (s.peer_id != no_peer) {
-        bump(stats_->active_by_peer[s.peer_id], -1);
-        s.peer_id = no_peer;
-    }
+    peer_put(s.peer_id);
+    call_done(slot);
     s.state = setup_state::completed;
     s.t_no_response = s.t_give_up = 0;
     s.rt_interval = timer_t1_ms;
@@ -444,6 +459,8 @@ void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
     edits e;
     e.pop_via = true;
     media_body(*msg_, s.callid_hash, media_leg::a, e);  // refused: the answer goes on unchanged
+    via_splice oc;  // RFC 7339: our feedback in the caller's Via, when it advertised oc
+    if (oc_stamp_relayed(oc)) e.via_params = &oc;
     const write_result r = edit(*msg_, e, d->data);
     if (!r.ok()) return;
     out.commit(s.local, s.caller, r.len);
@@ -499,7 +516,10 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         const uint32_t peer_id = s.peer_id;
         if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], -1);
         s.peer_id = no_peer;
-        dialog_started(s.callid_hash, peer_id);
+        // The dialog takes over the peer's node-wide count (not given back and taken again:
+        // another worker could fill the peer in between) and the trunk's and node's.
+        dialog_started(s.callid_hash, peer_id, s.trunk, s.admitted);
+        s.admitted = false;
         dialog_parties(slot);
         media_dialog_started(slot);
         // Done: 2xx retransmissions are relayed statelessly (our Via names the caller), and
@@ -525,8 +545,8 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
     relay_upstream(slot, out);
     media_end(s.callid_hash);
     stats_->add(s.cancelled ? proxy_counter::calls_cancelled : proxy_counter::calls_failed);
-    if (s.peer_id != no_peer) bump(stats_->active_by_peer[s.peer_id], -1);
-    s.peer_id = no_peer;
+    peer_put(s.peer_id);
+    call_done(slot);
     s.state = setup_state::completed;
     s.t_no_response = s.t_give_up = 0;
     s.rt_interval = timer_t1_ms;

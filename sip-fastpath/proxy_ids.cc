@@ -109,7 +109,8 @@ struct appender {
 
 }  // namespace
 
-std::size_t write_via(std::span<char> out, const endpoint& local, std::string_view branch, const endpoint& src) noexcept
+std::size_t write_via(std::span<char> out, const endpoint& local, std::string_view branch, const endpoint& src,
+                      bool advertise_oc) noexcept
 {
     appender a{out};
     a.put("SIP/2.0/");
@@ -130,6 +131,7 @@ std::size_t write_via(std::span<char> out, const endpoint& local, std::string_vi
         a.put(src.proto == transport::tcp ? ".t" : ".s");
         a.hex(src.conn, 8);
     }
+    if (advertise_oc) a.put(";oc;oc-algo=\"loss\"");
     return a.done();
 }
 

@@ -48,10 +48,12 @@ constexpr std::size_t max_record_route_size = 96 + max_fqdn_size;
 /// Our Via for a request that `src` sent and we forward from `local`, with `branch`:
 /// "SIP/2.0/UDP 198.18.0.1:5060;branch=...;sbc-src=..." — the sent-protocol is the transport
 /// of the leg the request goes out on (local.proto), IPv6 hosts in brackets, and sbc-src
-/// encodes where the response goes back (read_via_source). Returns the length written, 0 when
-/// `out` is too small.
+/// encodes where the response goes back (read_via_source). With `advertise_oc`, then
+/// ";oc;oc-algo=\"loss\"": RFC 7339 section 5.1, we take overload control feedback (the loss
+/// algorithm) from the server the request goes to. Returns the length written, 0 when `out` is
+/// too small.
 std::size_t write_via(std::span<char> out, const endpoint& local, std::string_view branch,
-                      const endpoint& src) noexcept;
+                      const endpoint& src, bool advertise_oc = false) noexcept;
 /// The endpoint a Via's sbc-src value names: "IIIIIIII.PPPP" (IPv4, UDP, the form since the
 /// start), 32 hex digits for IPv6, then ".tCCCCCCCC" (TCP) or ".sCCCCCCCC" (TLS) with the
 /// connection id. False when `value` is none of these.

@@ -40,6 +40,10 @@ inline endpoint leg_local(const endpoint& local, const endpoint& remote) noexcep
 /// nullopt). Defined in proxy.cc.
 std::optional<ip_address> contact_address(const message& m) noexcept;
 
+/// "Service Unavailable (trunk call limit)": the standard phrase of `code` and why admission
+/// refused, written into `buf` (cut to fit). Defined in proxy_admission.cc.
+std::string_view admission_reason(std::span<char, 64> buf, uint16_t code, std::string_view why) noexcept;
+
 /// Single-writer add to a gauge other threads read (relaxed: each value stands alone).
 inline void bump(std::atomic<uint32_t>& a, int d) noexcept
 {
@@ -89,6 +93,9 @@ struct proxy::setup {
     /// When the current attempt's INVITE first left (ms), for its response time; 0 once its
     /// first response was reported. Read once per attempt: outside the hot first line.
     uint64_t t_attempt_sent = 0;
+    /// Counted against its trunk (`trunk`) and the node (admission.h) until it ends or its
+    /// dialog takes the count over.
+    bool admitted = false;
 };
 
 /// Whether our final response to the caller is repeated until its ACK (Timer G): on UDP only,
@@ -132,6 +139,8 @@ struct proxy::dialog_table {
         ip_address caller_contact{};
         ip_address callee_contact{};
         bool ending = false;
+        bool admitted = false;  ///< holds its call's trunk and node counts (admission.h)
+        uint16_t trunk = 0;     ///< the trunk the call arrived on (its count)
 
         /// Whether `a` is a party of the dialog: the caller's signalling address or either
         /// side's Contact host (by address: a Contact may move to another port of its host).

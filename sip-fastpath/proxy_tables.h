@@ -16,11 +16,15 @@
 
 #include "common/limits.h"
 #include "common/address.h"
+#include "sip-fastpath/overload_control.h"
+#include "sip-fastpath/admission.h"
+#include "sip-fastpath/overload_shed.h"
 
 namespace sbc::sip {
 
 class route_matcher;  // Hyperscan databases, sip-fastpath/route_match.h
 class canary_matcher;  // canary selectors, sip-fastpath/canary_match.h
+class scanner_matcher;  // scanner signatures, sip-fastpath/scanner_match.h
 
 /// A named SIP interface: where calls come in, and whom it takes them from.
 struct trunk {
@@ -33,6 +37,12 @@ struct trunk {
     uint16_t tls_port = 0;      ///< local TLS port; 0: no TLS
     std::string fqdn;           ///< name the SBC presents on this trunk (Record-Route, Contact); "": the address
     std::vector<ip_prefix> allow;      ///< canonical (host bits clear)
+    /// Its sources are trusted ([[trunk]] trusted): flood limits rate-limit them but never deny them.
+    bool trusted = false;
+    // Call admission (sip-fastpath/admission.h); 0: no limit.
+    uint32_t max_calls = 0;         ///< concurrent calls that arrived on it
+    uint32_t calls_per_second = 0;  ///< new calls per second (GCRA)
+    uint32_t calls_burst = 1;       ///< new calls at once after a quiet time
 
     /// Our endpoint on this trunk.
     [[nodiscard]] endpoint local() const noexcept { return endpoint{address, port, proto, 0}; }
@@ -82,6 +92,7 @@ struct peer {
     uint16_t trunk = 0;         ///< the trunk (local address and port) calls to it leave from
     uint8_t canary = no_canary; ///< slot of its canary pattern (bit in a call's canary mask), or no_canary
     std::string server_name;    ///< TLS: the name its certificate must carry (SRV target or configured); "": none checked
+    uint32_t max_calls = 0;     ///< concurrent calls on it (attempts and dialogs); 0: no limit; full: skipped
 
     /// Where its calls go.
     [[nodiscard]] endpoint remote() const noexcept { return endpoint{address, port, proto, 0}; }
@@ -168,6 +179,16 @@ struct peer_health {
         const uint32_t v = id < max_peers ? no_response_ms[id].load(std::memory_order_relaxed) : 0;
         return v != 0 ? v : fallback_ms;
     }
+    /// RFC 7339 feedback from each peer (loss algorithm): the percent of new calls to send to
+    /// other peers while one is available (peer_select.h), by peer id; 0: none. Written by the
+    /// control core only (control/oc_peers.h: the latest oc-seq per peer, cleared when its
+    /// oc-validity runs out), read relaxed: a worker that sees a change one call late only
+    /// diverts one call more or less.
+    std::array<std::atomic<uint8_t>, max_peers> oc_reduction{};
+    [[nodiscard]] uint8_t oc_reduction_of(uint32_t id) const noexcept
+    {
+        return id < max_peers ? oc_reduction[id].load(std::memory_order_relaxed) : 0;
+    }
     [[nodiscard]] bool suspect(uint32_t id) const noexcept
     {
         return (word[id].load(std::memory_order_relaxed) & peer_state::suspect) != 0;
@@ -194,8 +215,12 @@ struct proxy_tables {
     int default_route = -1;              ///< route taken when none matches; -1: answer 404
     retry_policy retry;
     self_policy self;
+    oc_policy oc;                        ///< RFC 7339 overload control ([overload_control])
+    admission_policy admission;          ///< node-wide call admission ([admission])
     std::shared_ptr<const route_matcher> matcher;  ///< compiled routes (null: no routes)
     std::shared_ptr<const canary_matcher> canaries;  ///< compiled canary patterns (null: no canary)
+    std::shared_ptr<const scanner_matcher> scanner;  ///< [scanner] signatures and action (null: none)
+    overload_policy overload;            ///< [overload]: when a worker sheds new requests
 
     /// Index of the trunk listening on (address, port), or -1. Trunks are few (one per local
     /// address and port); the receive step calls this once per message.

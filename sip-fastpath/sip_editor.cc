@@ -18,7 +18,7 @@ struct op {
   }
 };
 
-constexpr std::size_t max_ops = 16;  // every edit once, and up to 4 Route values popped
+constexpr std::size_t max_ops = 24;  // every edit once, up to 4 Route values popped, a Via splice
 
 struct op_list {
   op ops[max_ops];
@@ -91,6 +91,11 @@ write_result edit(const message& m, const edits& e, std::span<char> out) noexcep
     } else {
       ops.add(h.line.off, h.line.len);
     }
+  }
+  if (e.via_params != nullptr && !e.via_params->text.empty()) {
+    const via_splice& sp = *e.via_params;
+    for (uint8_t k = 0; k < sp.n_cut && k < sp.cut.size(); ++k) ops.add(sp.cut[k].off, sp.cut[k].len);
+    ops.add(sp.at, 0).piece[0] = sp.text;
   }
   if (unsigned k = e.pop_routes > 0 ? e.pop_routes : (e.pop_route ? 1u : 0u); k > 0 && m.h_route != no_header) {
     // The first k values of the Route headers, in order: a header whose values all go is

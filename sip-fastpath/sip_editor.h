@@ -8,6 +8,7 @@
 #include <span>
 #include <string_view>
 
+#include "sip-fastpath/overload_control.h"
 #include "sip-fastpath/sip_message.h"
 #include "sip-fastpath/sip_writer.h"
 
@@ -28,6 +29,8 @@ struct edits {
   bool replace_body = false;
   std::string_view body;                 // with replace_body
   std::string_view content_type;         // with replace_body: new Content-Type, empty: keep
+  const via_splice* via_params = nullptr; // RFC 7339 feedback: cuts and text in one Via element
+                                          // (not the one pop_via removes)
 };
 
 /// Writes m with `e` applied into out and returns its length. The output always carries a

@@ -8,6 +8,33 @@ namespace {
 constexpr std::string_view anonymous_address = "<sip:anonymous@anonymous.invalid>";
 constexpr std::string_view absent_call_id = "absent@anonymous.invalid";
 
+// A header value with a splice applied: its cuts left out (in order, inside the value) and its
+// text added at `at` (the top Via element's end, RFC 7339 feedback).
+void put_spliced(writer& w, std::string_view raw, span value, const via_splice& s) noexcept {
+  uint32_t r = value.off;
+  auto copy_to = [&](uint32_t to) {
+    if (to > r) w.put(raw.substr(r, to - r));
+    if (to > r) r = to;
+  };
+  bool inserted = false;
+  for (uint8_t k = 0; k < s.n_cut; ++k) {
+    const span c = s.cut[k];
+    if (c.off < r || c.end() > value.end()) continue;  // not inside, or out of order: left as is
+    if (!inserted && s.at <= c.off) {
+      copy_to(s.at);
+      w.put(s.text);
+      inserted = true;
+    }
+    copy_to(c.off);
+    r = c.end();
+  }
+  if (!inserted) {
+    copy_to(s.at < value.end() ? s.at : value.end());
+    w.put(s.text);
+  }
+  copy_to(value.end());
+}
+
 }  // namespace
 
 std::string_view default_reason(uint16_t code) noexcept {
@@ -91,7 +118,10 @@ write_result build_response(const message& req, const response_spec& spec,
   for (unsigned i = 0; i < req.header_count; ++i) {
     if (req.headers[i].id != header_id::via) continue;
     w.put("Via: ");
-    w.put(req.headers[i].value.in(raw));
+    if (i == req.h_via && spec.top_via != nullptr && !spec.top_via->text.empty())
+      put_spliced(w, raw, req.headers[i].value, *spec.top_via);
+    else
+      w.put(req.headers[i].value.in(raw));
     w.put("\r\n");
   }
   w.put("From: ");

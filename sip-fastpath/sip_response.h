@@ -8,6 +8,7 @@
 #include <span>
 #include <string_view>
 
+#include "sip-fastpath/overload_control.h"
 #include "sip-fastpath/sip_message.h"
 #include "sip-fastpath/sip_writer.h"
 
@@ -21,6 +22,7 @@ struct response_spec {
   uint32_t retry_after = 0;      // seconds
   std::string_view unsupported;  // value of an Unsupported header (with 420)
   std::string_view extra;        // header lines, each ending in CRLF, before Content-Length
+  const via_splice* top_via = nullptr;  // RFC 7339 feedback spliced into the top Via element
 };
 
 /// Standard reason phrase of a status code ("Service Unavailable"), or by class.

@@ -1,14 +1,18 @@
 // io benchmark, sbcd's side: the production worker loop (run_loop from dataplane/worker.h: rx
 // burst, process, inject drain, TX buffering and flush, RCU quiescent state, busy accounting)
-// around a stage that only swaps MAC addresses and sends the burst out of the other port, on
+// around a stage that only swaps MAC addresses and sends the burst out of the other port
+// (macswap_stage.h, shared with flood_bench's `--mix forward`), on
 // a pair of net_ring ports with one burst injected per port at start, the same setup as
-// `dpdk-testpmd --forward-mode=macswap --tx-first`. Prints one line per second and, last,
-// `sbcd_mpps=X` (median of the per-second rates). Driven by scripts/bench/io.sh.
+// `dpdk-testpmd --forward-mode=macswap --tx-first`. Prints one line per second, then
+// `sbcd_cpu: ... ns_per_pkt=N` (the worker thread's CPU time times its busy share, per packet
+// forwarded, over all samples: what scripts/bench/flood.sh compares its drop cost with) and,
+// last, `sbcd_mpps=X` (median of the per-second rates). Driven by scripts/bench/io.sh.
 //
 //   io_bench [--seconds N] [--warmup N] [--frame-size B] -- EAL args (with two net_ring vdevs)
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -27,30 +31,18 @@
 #include "dataplane/runtime.h"
 #include "dataplane/worker.h"
 #include "bench_common.h"
+#include "macswap_stage.h"
 
 namespace {
 
 namespace dp = sbc::dataplane;
 
-/// The bench-only stage: testpmd's macswap, sending each burst to the paired port.
-struct macswap_stage {
-    uint32_t poll(dp::worker&, const dp::snapshot&, uint64_t) const noexcept { return 0; }
-    void burst(dp::worker& w, const dp::snapshot&, uint16_t port, rte_mbuf** pkts, uint16_t n) const noexcept
-    {
-        const uint16_t out = port == w.ports[0] ? w.ports[1] : w.ports[0];
-        for (uint16_t i = 0; i < n; ++i) {
-            auto* eth = rte_pktmbuf_mtod(pkts[i], rte_ether_hdr*);
-            const rte_ether_addr a = eth->src_addr;
-            eth->src_addr = eth->dst_addr;
-            eth->dst_addr = a;
-            dp::tx_enqueue(w, out, pkts[i]);
-        }
-    }
-};
-
 using sbc::bench::inject_burst;
 
 using sbc::bench::median;
+
+pthread_t worker_thread;
+std::atomic<bool> worker_started{false};
 
 }  // namespace
 
@@ -82,7 +74,9 @@ int main(int argc, char** argv)
     }
     if (rte_eal_remote_launch(
             [](void* arg) -> int {
-                dp::run_loop(*static_cast<dp::worker*>(arg), macswap_stage{});
+                worker_thread = pthread_self();
+                worker_started.store(true);
+                dp::run_loop(*static_cast<dp::worker*>(arg), sbc::bench::macswap_stage{});
                 return 0;
             },
             &w, w.lcore) != 0) {
@@ -90,6 +84,7 @@ int main(int argc, char** argv)
         return 1;
     }
     rt->launched = true;
+    while (!worker_started.load()) std::this_thread::yield();
 
     using clock = std::chrono::steady_clock;
     std::this_thread::sleep_for(std::chrono::seconds(warmup));
@@ -105,6 +100,8 @@ int main(int argc, char** argv)
     };
     uint64_t rx_before = port_rx();
     auto before = dp::snapshot_of(w.counters);
+    const auto first = before;
+    const double cpu0 = sbc::bench::thread_cpu_s(worker_thread);
     auto t0 = clock::now();
     for (unsigned s = 0; s < seconds; ++s) {
         std::this_thread::sleep_until(t0 + std::chrono::seconds(1));
@@ -123,6 +120,12 @@ int main(int argc, char** argv)
         rx_before = rx_now;
         t0 = t1;
     }
+    const double cpu_s = sbc::bench::thread_cpu_s(worker_thread) - cpu0;
+    const auto all = dp::difference(first, dp::snapshot_of(w.counters));
+    const double busy = all.busy_percent() / 100;
+    std::printf("sbcd_cpu: worker_cpu_s=%.3f busy=%.1f%% forwarded=%lu ns_per_pkt=%.2f\n", cpu_s, busy * 100,
+                static_cast<unsigned long>(all.tx_packets),
+                all.tx_packets ? cpu_s * busy / static_cast<double>(all.tx_packets) * 1e9 : 0.0);
     dp::stop_dataplane(*rt);
     sbc::control::retire_snapshot(rt->shared->snap);
     rt.reset();

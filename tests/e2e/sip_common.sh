@@ -14,6 +14,7 @@
 # Knobs (set before sip_up): SIP_PASSIVE_DOWN_AFTER (default 100: no peer goes down during
 # a test unless the test wants it), SIP_NO_RESPONSE_MS (1000), SIP_RETRY_AFTER_S (30),
 # SIP_TRANSACTIONS (unset: sbcd's default), SIP_WORKERS (1), SIP_EXTRA_CONFIG (appended),
+# SIP_TRUNK_EXTRA (more keys of the trunk "carrier", e.g. "trusted = true"),
 # SIP_EXTRA_ADDRS (more addresses, /16, on the hosts end of the veth), SIP_WARM_ADDRS (more
 # addresses whose MAC sbcd learns before the test; SIP_NO_WARM=1: none), SIP_REGIONS (replaces the two static
 # [[region]] tables, e.g. with srv regions; keep the names region1 and region2).
@@ -122,6 +123,7 @@ name = "carrier"
 interface = "hosts"
 port = 5060
 allow = ["198.18.0.2/32"]
+${SIP_TRUNK_EXTRA:-}
 
 $(sip_regions)
 

@@ -192,7 +192,8 @@ TEST(sip_hops, the_longest_via_and_record_route_fit_their_declared_maximum)
     const endpoint src = ep("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 65535, transport::tls, 0xffffffff);
     const std::string branch = std::string(sip::branch_stateful) + std::string(sip::branch_stateful_len - 9, 'f');
     std::array<char, sip::max_via_size> via{};
-    const std::size_t n = sip::write_via(via, local, branch, src);
+    const std::size_t n = sip::write_via(via, local, branch, src, true);  // with RFC 7339 oc advertised
+    EXPECT_TRUE(std::string_view(via.data(), n).ends_with(";oc;oc-algo=\"loss\"")) << std::string_view(via.data(), n);
     EXPECT_GT(n, 0u);
     EXPECT_NE(std::string_view(via.data(), n).find("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535"), std::string_view::npos);
     std::array<char, sip::max_record_route_size> rr{};

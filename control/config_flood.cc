@@ -1,0 +1,50 @@
+// Loads [flood] of sbc.toml (see config_flood.h and docs/config.md): rates in messages per
+// second per source and worker (0: no limit), bursts, the malformed-message rule and the denial
+// time; each bad value refused with file, line and key. Control core only (also sbcctl, tests).
+#include <string>
+
+#include "control/config.h"
+#include "control/config_reader.h"
+
+namespace sbc::control::config_detail {
+
+void read_flood(loader& l, const toml::table& t, flood_config& f)
+{
+    table_reader r(l, t, "flood");
+    f.line = r.line();
+    constexpr int64_t max_rate = 10'000'000;
+    constexpr int64_t max_burst = 1'000'000;  // a bucket counts thousandths of a token in 32 bits
+    r.get_bool("enabled", f.enabled);
+    auto rate = [&](std::string_view k, uint32_t& out) {
+        unsigned v = out;
+        r.get_uint(k, v, 0, max_rate, "messages per second per source and worker; 0: no limit");
+        out = v;
+    };
+    auto burst = [&](std::string_view k, uint32_t& out) {
+        unsigned v = out;
+        r.get_uint(k, v, 1, max_burst, "messages a source may send at once above its rate");
+        out = v;
+    };
+    rate("trusted_rate", f.trusted_rate);
+    burst("trusted_burst", f.trusted_burst);
+    rate("untrusted_rate", f.untrusted_rate);
+    burst("untrusted_burst", f.untrusted_burst);
+    {
+        unsigned v = f.unknown_rate;
+        r.get_uint("unknown_rate", v, 0, max_rate, "messages per second from all unknown sources, per worker; 0: no limit");
+        f.unknown_rate = v;
+    }
+    burst("unknown_burst", f.unknown_burst);
+    {
+        unsigned v = f.deny_after_malformed;
+        r.get_uint("deny_after_malformed", v, 0, 1'000'000, "malformed messages within malformed_window_s; 0: never");
+        f.deny_after_malformed = v;
+    }
+    unsigned window_s = f.malformed_window_ms / 1000;
+    r.get_uint("malformed_window_s", window_s, 1, 3600, "seconds");
+    f.malformed_window_ms = window_s * 1000;
+    r.get_uint("deny_s", f.deny_s, 1, 604800, "seconds a reported source stays denied");
+    r.finish();
+}
+
+}  // namespace sbc::control::config_detail

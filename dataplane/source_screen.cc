@@ -1,0 +1,129 @@
+// Flood screening of UDP SIP before parsing, and reports for denial (see source_screen.h).
+// Worker only: no heap, locks, system calls or logging; drops counted once per burst.
+#include "dataplane/source_screen.h"
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+
+#include "dataplane/events.h"
+#include "dataplane/sip_path.h"
+
+namespace sbc::dataplane {
+
+namespace {
+
+/// A reported source is reported again at most once a second (the control core may have lost
+/// the event, or not published the denial yet); a flood stays one event a second per source.
+constexpr uint32_t report_interval_ms = 1000;
+
+uint32_t now32(const worker& w) noexcept { return static_cast<uint32_t>(now_ms_of(w, rte_rdtsc())); }
+
+void report_once(worker& w, source_entry& e, deny_reason why, uint32_t now) noexcept
+{
+    if (e.reported && now - e.reported_ms < report_interval_ms) return;
+    e.reported = true;
+    e.reported_ms = now;
+    report_source(w, e.addr, why);
+}
+
+/// The entry of `src`, a new one starting with a full bucket of its class.
+source_entry& entry_of(worker& w, const flood_limits& l, const ip_address& src, trust t, uint32_t now) noexcept
+{
+    slot_result r;
+    source_entry& e = w.guard->table.find_or_insert(src, now, r);
+    if (r != slot_result::found) e.bucket.fill(now, t == trust::trusted ? l.trusted_burst : l.untrusted_burst);
+    if (r == slot_result::evicted) w.guard->evictions.bump();
+    return e;
+}
+
+}  // namespace
+
+void report_source(worker& w, const ip_address& src, deny_reason why) noexcept
+{
+    event e{};
+    e.kind = event_kind::source_report;
+    e.worker = static_cast<uint8_t>(w.id);
+    e.ip = src;
+    e.code = static_cast<uint16_t>(why);
+    post_event(w, e);
+    if (w.guard) w.guard->reports.bump();
+}
+
+void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_t* trunks, uint16_t* kept) noexcept
+{
+    const flood_policy* p = rcu::dereference(w.shared->flood.current);
+    if (p == nullptr || !w.guard || !snap.proxy) {
+        for (uint16_t i = 0; i < b.n; ++i) kept[i] = trunks[i];
+        return;
+    }
+    const flood_limits& l = p->limits;
+    const sip::proxy_tables& t = *snap.proxy;
+    source_guard& g = *w.guard;
+    const uint32_t now = now32(w);
+    uint32_t denied = 0, unknown = 0, over_trusted = 0, over_untrusted = 0;
+    uint16_t n = 0;
+    std::array<rte_mbuf*, burst_size> dropped;  // freed together: one mempool operation a burst
+    unsigned n_dropped = 0;
+    for (uint16_t i = 0; i < b.n; ++i) {
+        rte_mbuf* m = b.pkts[i];
+        const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
+        const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
+        const trust tr = classify(t, trunks[i], src);
+        bool pass = true;
+        if (tr != trust::trusted && p->is_denied(src)) {
+            pass = false;
+            ++denied;
+        } else if (tr == trust::unknown) {
+            // Only dialog parties' responses may come from here: one small bucket for all of them.
+            if (!g.unknown_started) {
+                g.unknown.fill(now, l.unknown_burst);
+                g.unknown_started = true;
+            }
+            pass = g.unknown.take(now, l.unknown_rate, l.unknown_burst);
+            if (!pass) ++unknown;
+        } else {
+            const bool trusted = tr == trust::trusted;
+            source_entry& e = entry_of(w, l, src, tr, now);
+            pass = trusted ? e.bucket.take(now, l.trusted_rate, l.trusted_burst)
+                           : e.bucket.take(now, l.untrusted_rate, l.untrusted_burst);
+            if (!pass && trusted) ++over_trusted;
+            if (!pass && !trusted) {
+                ++over_untrusted;
+                report_once(w, e, deny_reason::rate, now);
+            }
+        }
+        if (!pass) {
+            dropped[n_dropped++] = m;  // never answered
+            continue;
+        }
+        kept[n] = trunks[i];
+        b.pkts[n] = m;
+        b.iface[n] = b.iface[i];
+        ++n;
+    }
+    b.n = n;
+    if (n_dropped != 0) rte_pktmbuf_free_bulk(dropped.data(), n_dropped);
+    if (denied) w.counters.drop(drop_reason::flood_denied, denied);
+    if (unknown) w.counters.drop(drop_reason::flood_unknown_source, unknown);
+    if (over_trusted) w.counters.drop(drop_reason::flood_rate_trusted, over_trusted);
+    if (over_untrusted) w.counters.drop(drop_reason::flood_rate_untrusted, over_untrusted);
+}
+
+void note_malformed(worker& w, const snapshot& snap, const ip_address& src, uint16_t trunk) noexcept
+{
+    const flood_policy* p = rcu::dereference(w.shared->flood.current);
+    if (p == nullptr || !w.guard || !snap.proxy || p->limits.deny_after_malformed == 0) return;
+    const trust tr = classify(*snap.proxy, trunk, src);
+    if (tr == trust::trusted) return;
+    const uint32_t now = now32(w);
+    source_entry& e = entry_of(w, p->limits, src, tr, now);
+    if (e.malformed == 0 || now - e.malformed_since_ms > p->limits.malformed_window_ms) {
+        e.malformed_since_ms = now;
+        e.malformed = 0;
+    }
+    if (++e.malformed < p->limits.deny_after_malformed) return;
+    e.malformed = 0;
+    report_once(w, e, deny_reason::malformed, now);
+}
+
+}  // namespace sbc::dataplane

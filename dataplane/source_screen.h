@@ -1,0 +1,32 @@
+// Flood screening of UDP SIP before parsing (dataplane/source_guard.h has the data): each
+// datagram's source is classified (trusted, untrusted, unknown), checked against the deny list
+// and charged to its token bucket, so that a flood costs a hash lookup, not a parse; what is
+// dropped is counted by reason (flood_*) and never reaches the SIP stage, nor gets an answer.
+// Also how a worker reports a source for denial, and the malformed tally that leads to one.
+// Worker only: no heap, locks, system calls or logging.
+#pragma once
+
+#include <cstdint>
+
+#include "common/address.h"
+#include "dataplane/source_guard.h"
+#include "dataplane/worker.h"
+
+namespace sbc::dataplane {
+
+/// Worker only: screens `b` (UDP SIP datagrams to trunk `trunks[i]`) against the published
+/// flood policy; keeps in `b`, in order, what may be parsed, with its trunk in `kept[i]`.
+/// Without a policy (or a guard, or proxy tables) everything is kept.
+void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_t* trunks, uint16_t* kept) noexcept;
+
+/// Worker only: asks the control core to deny `src` for `why` (an event; a full ring is counted
+/// as event_ring_full). The control core ignores (and counts) reports about trusted sources.
+/// H3's scanner signatures call it with deny_reason::scanner for a scanner from an untrusted source.
+void report_source(worker& w, const ip_address& src, deny_reason why) noexcept;
+
+/// Worker only: a message from `src` on trunk `trunk` was malformed (it did not parse, or the
+/// proxy rejected or dropped it as malformed); the deny_after_malformed-th within the window
+/// reports the source (trusted sources are never reported).
+void note_malformed(worker& w, const snapshot& snap, const ip_address& src, uint16_t trunk) noexcept;
+
+}  // namespace sbc::dataplane

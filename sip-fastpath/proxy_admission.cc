@@ -1,0 +1,108 @@
+// Call admission in the proxy (see admission.h): a new INVITE counted against its trunk and
+// the node or refused with the configured answer, and each attempt's peer counted or passed
+// over when full. Worker only; the counts it changes are the node's (atomic read-modify-write,
+// no lock), the counters it adds to are this worker's.
+#include <algorithm>
+#include <cstring>
+
+#include "sip-fastpath/proxy_internal.h"
+#include "sip-fastpath/sip_response.h"
+
+namespace sbc::sip {
+
+std::string_view admission_reason(std::span<char, 64> buf, uint16_t code, std::string_view why) noexcept
+{
+    const std::string_view phrase = default_reason(code);
+    std::size_t n = 0;
+    auto put = [&](std::string_view s) {
+        const std::size_t k = std::min(s.size(), buf.size() - n);
+        std::memcpy(buf.data() + n, s.data(), k);
+        n += k;
+    };
+    put(phrase);
+    put(" (");
+    put(why);
+    put(")");
+    return {buf.data(), n};
+}
+
+void proxy::set_admission(admission* a) noexcept
+{
+    adm_ = a != nullptr ? a : own_admission_.get();
+}
+
+bool proxy::admit(const proxy_tables& t, const sip_input& a, outbox& out) noexcept
+{
+    const trunk* tr = a.trunk < t.trunks.size() ? &t.trunks[a.trunk] : nullptr;
+    const admission_refusal why =
+        adm_->admit_call(a.trunk, tr != nullptr ? tr->max_calls : 0, tr != nullptr ? tr->calls_per_second : 0,
+                         tr != nullptr ? tr->calls_burst : 1, t.admission.max_calls, a.now_ms);
+    if (why == admission_refusal::none) return true;
+    std::string_view what;
+    switch (why) {
+    case admission_refusal::trunk_calls:
+        stats_->add(proxy_counter::admission_trunk_calls);
+        what = "trunk call limit";
+        break;
+    case admission_refusal::trunk_rate:
+        stats_->add(proxy_counter::admission_trunk_rate);
+        what = "trunk call rate";
+        break;
+    case admission_refusal::node_calls:
+        stats_->add(proxy_counter::admission_node_calls);
+        what = "node call limit";
+        break;
+    case admission_refusal::none: break;
+    }
+    if (a.trunk < proxy_stats::max_counted) sw_bump(stats_->refused_by_trunk[a.trunk]);
+    const uint16_t code = t.admission.refuse_code;
+    char phrase[64];
+    respond(a, code, admission_reason(phrase, code, what), out,
+            retry_after_allowed(code) && t.admission.retry_after_s != 0, t.admission.retry_after_s);
+    return false;
+}
+
+uint32_t proxy::pick_peer(const proxy_tables& t, const peer_health& h, uint32_t slot, uint16_t region,
+                          bool ignore_down, bool& saw_full) noexcept
+{
+    setup& s = setups_->at(slot);
+    const peer_group& g = t.groups[s.group];
+    // Bounded by the tried list: a peer that filled up between selection and its count joins it.
+    while (s.n_tried < max_tried) {
+        const uint32_t p = select_peer(t, h, region, g.sel, {s.tried.data(), s.n_tried}, s.callid_hash, select_,
+                                       adm_->peer_calls, ignore_down, s.canary_mask);
+        for (uint32_t i = 0; i < std::min<uint32_t>(select_.n_full, select_.full.size()); ++i)
+            bump(stats_->full_skips_by_peer[select_.full[i]], +1);
+        if (select_.n_full != 0) {
+            saw_full = true;
+            stats_->add(proxy_counter::admission_peer_skips, select_.n_full);
+        }
+        if (p == no_peer) return no_peer;
+        const peer& pe = t.peers[p];
+        if (adm_->take_peer(pe.id, pe.max_calls)) return p;
+        // Another worker took its last call since selection: passed over like a full one.
+        saw_full = true;
+        bump(stats_->full_skips_by_peer[pe.id], +1);
+        stats_->add(proxy_counter::admission_peer_skips);
+        s.tried[s.n_tried++] = pe.id;
+    }
+    return no_peer;
+}
+
+void proxy::peer_put(uint32_t& peer_id) noexcept
+{
+    if (peer_id == no_peer) return;
+    bump(stats_->active_by_peer[peer_id], -1);
+    adm_->give_peer(peer_id);
+    peer_id = no_peer;
+}
+
+void proxy::call_done(uint32_t slot) noexcept
+{
+    setup& s = setups_->at(slot);
+    if (!s.admitted) return;
+    s.admitted = false;
+    adm_->release_call(s.trunk);
+}
+
+}  // namespace sbc::sip
