@@ -21,20 +21,10 @@ int64_t unix_now()
     return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string utc(int64_t unix_s)
-{
-    const std::time_t t = static_cast<std::time_t>(unix_s);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
 void log_denied(const deny_entry& e, uint64_t seconds)
 {
     std::fprintf(stderr, "sbcd: deny: %s denied for %llu s until %s: %s%s%s\n", to_string(e.addr).c_str(),
-                 static_cast<unsigned long long>(seconds), utc(e.until_unix).c_str(),
+                 static_cast<unsigned long long>(seconds), deny_utc(e.until_unix).c_str(),
                  std::string(dataplane::deny_reason_name(e.reason)).c_str(), e.note.empty() ? "" : ", ",
                  e.note.c_str());
 }

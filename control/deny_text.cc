@@ -15,16 +15,6 @@ using nlohmann::json;
 using report::prom_labels;
 using report::prom_writer;
 
-std::string utc(int64_t unix_s)
-{
-    const std::time_t t = static_cast<std::time_t>(unix_s);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
 bool parse_seconds(const std::string& s, uint64_t& out)
 {
     if (s.empty() || s.size() > 7 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -100,6 +90,16 @@ json deny_json(const deny_list& list, uint64_t now_ms)
     return {{"ok", true}, {"denied", arr}};
 }
 
+std::string deny_utc(int64_t unix_s)
+{
+    const std::time_t t = static_cast<std::time_t>(unix_s);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
 std::string render_deny_text(const json& answer)
 {
     const json* d = answer.contains("denied") ? &answer["denied"] : nullptr;
@@ -108,8 +108,8 @@ std::string render_deny_text(const json& answer)
     for (const auto& e : *d) {
         char line[160];
         std::snprintf(line, sizeof line, "%-16s %-10s %-21s %-21s %5llus ", e.value("address", "").c_str(),
-                      e.value("reason", "").c_str(), utc(e.value("since", int64_t{0})).c_str(),
-                      utc(e.value("until", int64_t{0})).c_str(),
+                      e.value("reason", "").c_str(), deny_utc(e.value("since", int64_t{0})).c_str(),
+                      deny_utc(e.value("until", int64_t{0})).c_str(),
                       static_cast<unsigned long long>(e.value("seconds_left", uint64_t{0})));
         out += line + e.value("note", std::string()) + "\n";
     }

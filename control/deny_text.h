@@ -26,6 +26,9 @@ nlohmann::json deny_json(const deny_list& list, uint64_t now_ms);
 /// `sbcctl deny list`: one line per entry (address, reason, since, until, seconds left).
 std::string render_deny_text(const nlohmann::json& answer);
 
+/// A Unix time as "2026-12-01T19:30:00Z" (UTC), as the deny list shows and logs it.
+std::string deny_utc(int64_t unix_s);
+
 /// The flood lines of /metrics: sbc_flood_enabled, sbc_denied_sources, sbc_denials_total{reason},
 /// sbc_deny_reports_ignored_total, sbc_deny_expired_total, sbc_flood_table_evictions_total{worker},
 /// sbc_flood_reports_total{worker}.
