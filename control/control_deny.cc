@@ -59,7 +59,7 @@ void control_loop::on_source_report(const dataplane::event& e, uint64_t now)
                                                            : dataplane::deny_reason::rate;
     const deny_outcome o = deny_.list.add(e.ip, why, "reported by worker " + std::to_string(e.worker),
                                           cfg_.flood.deny_s, source_trusted(e.ip), now, unix_now());
-    if (o != deny_outcome::added) return;  // a trusted source (counted), or denied already
+    if (o != deny_outcome::added) return;  // a trusted source or a full list (both counted), or denied already
     log_denied(deny_.list.entries().at(e.ip), cfg_.flood.deny_s);
     deny_.dirty = true;
 }
@@ -105,6 +105,10 @@ nlohmann::json control_loop::cmd_deny(const nlohmann::json& request)
         return {{"ok", false},
                 {"error", text + " is trusted (a peer's address, or allowed by a trunk with trusted = true): "
                                  "trusted sources are rate-limited, never denied"}};
+    if (o == deny_outcome::refused_full)
+        return {{"ok", false},
+                {"error", "the deny list is full (" + std::to_string(deny_list::max_entries) +
+                              " sources): remove entries first (sbcctl deny list, deny remove)"}};
     log_denied(deny_.list.entries().at(*addr), seconds);
     publish_flood(cfg_);
     return deny_json(deny_.list, now);
@@ -118,6 +122,7 @@ void control_loop::fill_flood(stats_report& r) const
     f.denials = deny_.list.denials();
     f.ignored_trusted = deny_.list.ignored_trusted();
     f.expired = deny_.list.expired();
+    f.refused_full = deny_.list.refused_full();
     for (const auto& w : rt_.workers) {
         f.evictions.push_back(w->guard ? w->guard->evictions.get() : 0);
         f.reports.push_back(w->guard ? w->guard->reports.get() : 0);

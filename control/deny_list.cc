@@ -21,6 +21,10 @@ deny_outcome deny_list::add(const ip_address& addr, dataplane::deny_reason reaso
         }
         return deny_outcome::updated;
     }
+    if (entries_.size() >= max_entries) {
+        ++refused_full_;
+        return deny_outcome::refused_full;
+    }
     deny_entry e;
     e.addr = addr;
     e.reason = reason;

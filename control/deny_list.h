@@ -32,10 +32,16 @@ enum class deny_outcome : uint8_t {
     added,            ///< a new entry (the caller logs it)
     updated,          ///< already denied: reason, note and expiry replaced (operator) or kept (report)
     refused_trusted,  ///< a trusted source: not denied (a report is counted as ignored)
+    refused_full,     ///< max_entries sources are denied already: not added (counted)
 };
 
 class deny_list {
 public:
+    /// Most sources denied at once: spoofed sources on an open untrusted trunk could otherwise
+    /// grow the list (and each publication) without bound. Past it, new denials are refused and
+    /// counted (refused_full()); the sources stay rate-limited.
+    static constexpr std::size_t max_entries = 65536;
+
     /// Denies `addr` for `seconds` from now (`now_ms` steady, `now_unix` wall clock), unless
     /// `trusted`. A report (`reason` not by_operator) about a source already denied changes
     /// nothing; the operator's add replaces the reason, note and expiry.
@@ -68,12 +74,15 @@ public:
     /// Reports about trusted sources, ignored.
     [[nodiscard]] uint64_t ignored_trusted() const noexcept { return ignored_trusted_; }
     [[nodiscard]] uint64_t expired() const noexcept { return expired_; }
+    /// Denials refused because the list held max_entries sources.
+    [[nodiscard]] uint64_t refused_full() const noexcept { return refused_full_; }
 
 private:
     std::map<ip_address, deny_entry> entries_;
     std::array<uint64_t, dataplane::deny_reason_count> denials_{};
     uint64_t ignored_trusted_ = 0;
     uint64_t expired_ = 0;
+    uint64_t refused_full_ = 0;
 };
 
 /// Flood protection as /metrics shows it (control/deny_text.cc renders it).
@@ -83,6 +92,7 @@ struct flood_report {
     std::array<uint64_t, dataplane::deny_reason_count> denials{};
     uint64_t ignored_trusted = 0;
     uint64_t expired = 0;
+    uint64_t refused_full = 0;           ///< denials refused: the list was full
     std::vector<uint64_t> evictions;     ///< per worker: source table entries overwritten
     std::vector<uint64_t> reports;       ///< per worker: sources reported for denial
 };

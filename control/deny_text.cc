@@ -131,6 +131,8 @@ std::string flood_prometheus(const flood_report& r)
              "Workers' reports about trusted sources (a peer, or a trusted trunk's source): never denied.",
              r.ignored_trusted);
     w.single("deny_expired_total", "counter", "Deny list entries removed when their time was up.", r.expired);
+    w.single("deny_refused_full_total", "counter", "Denials refused because the deny list held its most sources (65536).",
+             r.refused_full);
     w.family("flood_table_evictions_total", "counter",
              "Entries of the worker's per-source table overwritten because their set was full (least recently used).");
     for (std::size_t i = 0; i < r.evictions.size(); ++i)

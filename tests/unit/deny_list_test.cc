@@ -32,6 +32,22 @@ TEST(deny_list, an_entry_lasts_its_time_and_then_expires)
     EXPECT_EQ(l.denials()[static_cast<std::size_t>(deny_reason::rate)], 1u);
 }
 
+TEST(deny_list, is_bounded_and_counts_the_denials_it_refuses_when_full)
+{
+    deny_list l;
+    for (uint32_t i = 0; i < deny_list::max_entries; ++i)
+        ASSERT_EQ(l.add(ip_address::v4(0xc6130000u + i), deny_reason::scanner, "", 300, false, 0, 0), deny_outcome::added);
+    const ip_address more = ip_address::v4(0xc6140001u);
+    EXPECT_EQ(l.add(more, deny_reason::rate, "", 300, false, 0, 0), deny_outcome::refused_full);
+    EXPECT_EQ(l.add(more, deny_reason::by_operator, "", 300, false, 0, 0), deny_outcome::refused_full);
+    EXPECT_EQ(l.refused_full(), 2u);
+    EXPECT_EQ(l.entries().size(), deny_list::max_entries);
+    EXPECT_EQ(l.add(ip_address::v4(0xc6130000u), deny_reason::by_operator, "x", 60, false, 0, 0), deny_outcome::updated)
+        << "a source already denied is still updated";
+    ASSERT_TRUE(l.remove(ip_address::v4(0xc6130000u)));
+    EXPECT_EQ(l.add(more, deny_reason::rate, "", 300, false, 0, 0), deny_outcome::added) << "room again";
+}
+
 TEST(deny_list, a_trusted_source_is_never_denied_and_reports_about_it_are_counted)
 {
     deny_list l;
