@@ -9,8 +9,12 @@
 #include <fstream>
 #include <string>
 
+#include "tests/unit/config_test_util.h"
+
 namespace sbc::control {
 namespace {
+
+using namespace config_testing;
 
 constexpr const char* full_file = R"(# a full file
 [node]
@@ -298,21 +302,7 @@ TEST(config, accepts_the_example_file_shipped_with_the_design)
     EXPECT_TRUE(r.errors.empty()) << r.errors[0].to_string();
 }
 
-// One interface, good unless a case changes it; line numbers below count from 1 here.
-std::string with_interface(const std::string& before, const std::string& iface_lines)
-{
-    return before + "[[interface]]\nname = \"core\"\ndevice = \"net_null0\"\n" + iface_lines;
-}
 
-struct bad_case {
-    const char* description;
-    std::string text;
-    int line;
-    const char* key;
-    const char* message_contains;
-};
-
-class config_bad : public ::testing::TestWithParam<bad_case> {};
 
 TEST_P(config_bad, reports_the_line_and_key_of_the_mistake)
 {
@@ -328,7 +318,6 @@ TEST_P(config_bad, reports_the_line_and_key_of_the_mistake)
     EXPECT_EQ(r.errors.size(), 1u) << "only one mistake in the file, got also " << r.errors.back().to_string();
 }
 
-const std::string good_address = "address = \"198.18.0.1/24\"\n";
 
 INSTANTIATE_TEST_SUITE_P(
     mistakes, config_bad,
@@ -395,30 +384,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "dpdk.no_huge", "true or false"},
         bad_case{"node name with a space", with_interface("[node]\nname = \"my sbc\"\n", good_address), 2,
                  "node.name", "letters, digits"}),
-    [](const ::testing::TestParamInfo<bad_case>& info) {
-        std::string n = info.param.description;
-        for (char& ch : n)
-            if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-        return n;
-    });
+    bad_case_name);
 
-// Lines 1-4: an interface; 5-8: a trunk on it. Proxy cases append from line 9.
-const std::string trunk_base =
-    "[[interface]]\nname = \"core\"\ndevice = \"net_null0\"\naddress = \"198.18.0.1/24\"\n"
-    "[[trunk]]\nname = \"t1\"\ninterface = \"core\"\nallow = [\"198.18.0.2\"]\n";
-// The trunk with `allow` (line 8) replaced by `lines`.
-std::string with_trunk(const std::string& lines)
-{
-    return "[[interface]]\nname = \"core\"\ndevice = \"net_null0\"\naddress = \"198.18.0.1/24\"\n"
-           "[[trunk]]\nname = \"t1\"\ninterface = \"core\"\n" + lines;
-}
-// trunk_base, then a region header (line 9) and name (line 10); `lines` from line 11.
-std::string with_region(const std::string& lines) { return trunk_base + "[[region]]\nname = \"r1\"\n" + lines; }
-// trunk_base, region r1 (lines 9-11) with one peer, group g1 (lines 12-14); `lines` from line 15.
-const std::string group_base = trunk_base + "[[region]]\nname = \"r1\"\npeers = [ { address = \"198.18.0.11:5060\" } ]\n" +
-                               "[[peer_group]]\nname = \"g1\"\nregions = [\"r1\"]\n";
-std::string with_route(const std::string& lines) { return group_base + "[[route]]\nname = \"x1\"\n" + lines; }
-std::string with_group_base(const std::string& lines) { return group_base + lines; }
 
 INSTANTIATE_TEST_SUITE_P(
     proxy_mistakes, config_bad,
@@ -564,108 +531,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "health.retest_interval_ms", "1000..3600000"},
         bad_case{"health key misspelt", with_interface("[health]\nup_afterr = 2\n", good_address), 2,
                  "health.up_afterr", "did you mean \"up_after\""}),
-    [](const ::testing::TestParamInfo<bad_case>& info) {
-        std::string n = info.param.description;
-        for (char& ch : n)
-            if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-        return n;
-    });
+    bad_case_name);
 
-// --- What the dataplane's tables cannot hold: refused, never dropped ---
-
-// `n` interfaces of 5 lines each (interface i starts at line 5i+1), `per_device` on each
-// device with VLANs 0, 1, ...
-std::string interfaces(std::size_t n, std::size_t per_device)
-{
-    std::string t;
-    for (std::size_t i = 0; i < n; ++i)
-        t += "[[interface]]\nname = \"if" + std::to_string(i) + "\"\ndevice = \"net_null" +
-             std::to_string(i / per_device) + "\"\naddress = \"198.18." + std::to_string(i) + ".1/24\"\nvlan = " +
-             std::to_string(i % per_device) + "\n";
-    return t;
-}
-
-// trunk_base with `n` trunks (trunk i starts at line 5i+5) on ports 5060, 5061, ...
-std::string trunks(std::size_t n)
-{
-    std::string t = "[[interface]]\nname = \"core\"\ndevice = \"net_null0\"\naddress = \"198.18.0.1/24\"\n";
-    for (std::size_t i = 0; i < n; ++i)
-        t += "[[trunk]]\nname = \"t" + std::to_string(i) + "\"\ninterface = \"core\"\nport = " +
-             std::to_string(5060 + i) + "\nallow = [\"198.18.0.2\"]\n";
-    return t;
-}
-
-// trunk_base and one region whose `n` peers are one a line, peer k at line 12+k.
-std::string static_peers(std::size_t n)
-{
-    std::string t = trunk_base + "[[region]]\nname = \"r1\"\npeers = [\n";
-    for (std::size_t k = 0; k < n; ++k)
-        t += std::string(k == 0 ? "" : ",") + "{ address = \"198.18.0.11:" + std::to_string(1024 + k) + "\" }\n";
-    return t + "]\n";
-}
-
-// trunk_base and `n` srv regions of 3 lines each, region i at line 9+3i.
-std::string regions(std::size_t n)
-{
-    std::string t = trunk_base;
-    for (std::size_t i = 0; i < n; ++i)
-        t += "[[region]]\nname = \"r" + std::to_string(i) + "\"\nsrv = \"_sip._udp.x\"\n";
-    return t;
-}
-
-// group_base and `n` more peer groups of 3 lines each, group i (counting g1 as 0) at line 12+3i.
-std::string peer_groups(std::size_t n)
-{
-    std::string t = group_base;
-    for (std::size_t i = 1; i < n; ++i) t += "[[peer_group]]\nname = \"g" + std::to_string(i + 1) + "\"\nregions = [\"r1\"]\n";
-    return t;
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    limit_mistakes, config_bad,
-    ::testing::Values(
-        bad_case{"a fifth VLAN on one device", interfaces(5, 5), 23, "interface[4].device",
-                 "at most 4 interfaces (VLANs) on one device; interface[0], interface[1], interface[2], interface[3] "
-                 "already use \"net_null0\""},
-        bad_case{"33 interfaces", interfaces(33, 4), 161, "interface[32]",
-                 "expected at most 32 [[interface]] tables (the dataplane's interface table), got 33"},
-        bad_case{"257 trunks", trunks(257), 1285, "trunk[256]",
-                 "expected at most 256 [[trunk]] tables (each is counted on its own), got 257"},
-        bad_case{"4097 static peers", static_peers(4097), 4108, "region[0].peers[4096]",
-                 "expected at most 4096 peers in the whole file (the peer health table)"},
-        bad_case{"65536 regions", regions(65536), 9 + 3 * 65535, "region[65535]",
-                 "expected at most 65535 [[region]] tables, got 65536"},
-        bad_case{"65536 peer groups", peer_groups(65536), 12 + 3 * 65535, "peer_group[65535]",
-                 "expected at most 65535 [[peer_group]] tables, got 65536"}),
-    [](const ::testing::TestParamInfo<bad_case>& info) {
-        std::string n = info.param.description;
-        for (char& ch : n)
-            if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-        return n;
-    });
-
-TEST(config, accepts_as_many_of_each_as_the_tables_hold)
-{
-    for (const std::string& text : {interfaces(32, 4), interfaces(4, 4), trunks(256), static_peers(4096)}) {
-        auto r = parse_config(text, "full.toml");
-        EXPECT_TRUE(r.cfg) << r.errors[0].to_string();
-    }
-}
-
-TEST(config, refuses_a_33rd_device_besides_the_33rd_interface)
-{
-    // Every device needs an interface, so today the device limit is met only together with the
-    // interface limit; both are named.
-    auto r = parse_config(interfaces(33, 1), "ports.toml");
-    EXPECT_FALSE(r.cfg);
-    ASSERT_EQ(r.errors.size(), 2u);
-    EXPECT_EQ(r.errors[0].to_string(),
-              "ports.toml:161: interface[32]: expected at most 32 [[interface]] tables (the dataplane's interface "
-              "table), got 33");
-    EXPECT_EQ(r.errors[1].to_string(),
-              "ports.toml:163: interface[32].device: expected at most 32 distinct devices (DPDK ports); "
-              "\"net_null32\" is one more");
-}
 
 INSTANTIATE_TEST_SUITE_P(
     ipv6_mistakes, config_bad,
@@ -684,12 +551,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "media.address", "IPv6 is not supported yet"},
         bad_case{"IPv6 DNS server", with_interface("[dns]\nservers = [\"2001:db8::53\"]\n", good_address), 2,
                  "dns.servers[0]", "IPv6 is not supported yet"}),
-    [](const ::testing::TestParamInfo<bad_case>& info) {
-        std::string n = info.param.description;
-        for (char& ch : n)
-            if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-        return n;
-    });
+    bad_case_name);
 
 TEST(config, keeps_its_host_bits_suggestion_for_a_trunk_prefix)
 {
