@@ -95,16 +95,12 @@ void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, const sip_hand
     }
     if (check_owner && parsed && hand_off(w, sip::message_owner(msg), m, in, t)) return;
     const sip::sip_input input{bytes, in.src, in.local, in.trunk, in.now_ms};
-    // Rejected or dropped as malformed by the proxy: counts toward a denial (source_screen.h).
-    const auto& pc = w.proxy->stats().c;
-    const auto bad = [&pc] {
-        return pc[static_cast<std::size_t>(sip::proxy_counter::rejected)].load(std::memory_order_relaxed) +
-               pc[static_cast<std::size_t>(sip::proxy_counter::malformed_dropped)].load(std::memory_order_relaxed);
-    };
-    const uint64_t bad_before = parsed ? bad() : 0;
     w.proxy->on_message(*snap.proxy, w.shared->peer_health, input, msg, *w.outbox);
-    if (w.outbox->deny_source) report_source(w, *w.outbox->deny_source, deny_reason::scanner);  // [scanner] deny
-    if (parsed && bad() != bad_before) note_malformed(w, snap, in.src.addr, in.trunk);
+    // What the proxy saw of the sender (source_screen.h): a malformed message counts toward
+    // its denial; a scanner signature under [scanner] deny reports it at once.
+    // (An unparsed one was counted above.)
+    if (parsed && w.outbox->fault == sip::source_fault::malformed) note_malformed(w, snap, in.src.addr, in.trunk);
+    if (w.outbox->fault == sip::source_fault::scanner) report_source(w, in.src.addr, deny_reason::scanner);
     rte_pktmbuf_free(m);
     sip_worker_state& st = sip_state(w.id);
     st.answering = &in;

@@ -276,6 +276,7 @@ void proxy::on_message(const proxy_tables& t, const peer_health& h, const sip_in
         stats_->add(proxy_counter::responses);
         if (v.act != action::forward) {
             stats_->add(proxy_counter::malformed_dropped);
+            out.fault = source_fault::malformed;
             return;
         }
         on_response(t, h, a, out);
@@ -285,11 +286,13 @@ void proxy::on_message(const proxy_tables& t, const peer_health& h, const sip_in
     if (scanner_refused(t, a, out)) return;  // before any answer: a scanner learns nothing (proxy_guard.cc)
     if (v.act == action::respond) {
         stats_->add(proxy_counter::rejected);
+        out.fault = source_fault::malformed;
         respond(a, v.code, v.reason, out);
         return;
     }
     if (v.act == action::drop) {
         stats_->add(proxy_counter::malformed_dropped);
+        out.fault = source_fault::malformed;
         return;
     }
     on_request(t, h, a, out);

@@ -12,7 +12,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string_view>
 
@@ -88,6 +87,11 @@ struct peer_event {
     uint64_t oc_seq = 0;
 };
 
+/// What an input showed of its sender: malformed (dropped as such, or refused by the verdict:
+/// it counts toward the sender's denial), or a scanner signature under [scanner] deny (the
+/// sender is reported for denial).
+enum class source_fault : uint8_t { none, malformed, scanner };
+
 /// What one call into the proxy produced; the caller sends and clears it.
 struct outbox {
     std::array<out_message, outbox_capacity> msgs;
@@ -108,13 +112,13 @@ struct outbox {
     {
         if (n_events < events.size()) events[n_events++] = e;
     }
-    /// A source to report for denial ([scanner] deny: a scanner signature matched a request
-    /// from it); the dataplane reports it after the call (dispatch_input). One per input.
-    std::optional<ip_address> deny_source;
+    /// What the input showed of its sender, for flood protection: the dataplane acts on it after
+    /// the call (dispatch_input). One per input.
+    source_fault fault = source_fault::none;
     void clear() noexcept
     {
         n = n_events = 0;
-        deny_source.reset();
+        fault = source_fault::none;
     }
 };
 
@@ -341,7 +345,7 @@ private:
     void oc_from_peer(const proxy_tables& t, const sip_input& a, outbox& out) noexcept;
     // Guards before a request is handled (proxy_guard.cc).
     /// A request (msg_) from a source that is not trusted matched a scanner signature: dropped
-    /// or answered as [scanner] says, counted, its source put in out.deny_source when [scanner]
+    /// or answered as [scanner] says, counted, out.fault = scanner when [scanner]
     /// deny; true when it was (the request goes no further).
     bool scanner_refused(const proxy_tables& t, const sip_input& a, outbox& out) noexcept;
     /// A new INVITE or other out-of-dialog request (msg_) while this worker is overloaded

@@ -31,7 +31,7 @@ bool proxy::scanner_refused(const proxy_tables& t, const sip_input& a, outbox& o
     if (!hit.matched) return false;
     sw_bump(stats_->scanner_matches[(hit.builtin ? 0 : scanner_field_count) + static_cast<std::size_t>(hit.field)]);
     const scanner_policy& p = sm.policy();
-    if (p.deny) out.deny_source = a.src.addr;
+    if (p.deny) out.fault = source_fault::scanner;
     // An ACK is never answered (RFC 3261 17.1.1.3); nor is anything under drop.
     if (p.action == scanner_action::respond && msg_->req_method != method::ack) {
         stats_->add(proxy_counter::scanner_answered);

@@ -6,6 +6,8 @@
 // calls in progress and retransmissions of calls being set up still go through. Pure: no EAL.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <string>
 #include <vector>
 
@@ -90,7 +92,7 @@ struct harness {
             parse(s->text, *s->m);
             r.push_back(std::move(s));
         }
-        denied = out->deny_source;
+        if (out->fault == source_fault::scanner) denied = from.addr; else denied.reset();
         out->clear();
         return r;
     }
