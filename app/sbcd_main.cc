@@ -118,6 +118,7 @@ int main(int argc, char** argv)
     }
     eo.devices = devices;
     eo.extra = cfg.dpdk.eal_args;
+    eo.af_packet_max_datagram = cfg.dpdk.af_packet_max_datagram;
     eo.extra.insert(eo.extra.end(), eal_extra.begin(), eal_extra.end());
 
     std::string error;
@@ -145,6 +146,8 @@ int main(int argc, char** argv)
         po.dialogs_per_worker = cfg.limits.dialogs_per_worker;
         po.streams = sbc::control::stream_service::needed(cfg);
         po.stream_message_bytes = cfg.streams.max_message_bytes;
+        po.af_packet_max_datagram = cfg.dpdk.af_packet_max_datagram;
+        po.large_setups_per_worker = cfg.limits.large_messages_per_worker;
         auto rt = sbc::dataplane::start_dataplane(devices, po, error);
         if (!rt) {
             std::fprintf(stderr, "sbcd: %s\n", error.c_str());

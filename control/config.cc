@@ -65,6 +65,7 @@ void read_dpdk(loader& l, const toml::table& t, dpdk_config& d)
                 "expected 1 to 64 letters, digits, '-', '_' or '.', or \"\" for \"sbc-<node name>\", got " +
                     quoted(d.file_prefix));
     r.get_string_array("eal_args", d.eal_args);
+    r.get_uint("af_packet_max_datagram", d.af_packet_max_datagram, 1500, 65200, "bytes of a reassembled IPv4 datagram");
     r.finish();
 }
 
@@ -266,6 +267,7 @@ load_result parse_config(std::string_view text, std::string_view path)
     read_peer_groups(l, top.get("peer_group"), regions, cfg.peer_groups, groups);
     read_routes(l, top.get("route"), groups, cfg.routes, cfg.default_route);
     if (auto t = section(l, top.get("retry"), "retry")) read_retry(l, *t, cfg.retry);
+    check_route_fallbacks(l, cfg);  // config_fallback.cc: against [retry] codes
     if (auto t = section(l, top.get("limits"), "limits")) read_limits(l, *t, cfg.limits);
     if (auto t = section(l, top.get("health"), "health")) read_health(l, *t, cfg.health);
     if (auto t = section(l, top.get("dns"), "dns")) read_dns(l, *t, cfg.dns);

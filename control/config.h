@@ -19,9 +19,11 @@
 #include "common/address.h"
 #include "common/limits.h"
 #include "control/config_admission.h"
+#include "control/config_fallback.h"
 #include "control/config_flood.h"
 #include "control/config_scanner.h"
 #include "control/config_oc.h"
+#include "control/config_rules.h"
 #include "rtp/media.h"
 #include "sip-fastpath/proxy_tables.h"
 #include "transport/stream_config.h"
@@ -64,6 +66,9 @@ struct dpdk_config {
     unsigned tx_ring = default_tx_ring;     ///< descriptors per TX queue
     std::string file_prefix;                ///< EAL --file-prefix; empty: "sbc-<node name>"
     std::vector<std::string> eal_args;      ///< passed to EAL unchanged, before command-line EAL args
+    /// Largest IPv4 datagram a net_af_packet port delivers whole (its kernel reassembles
+    /// fragments first: dataplane/af_packet.h); 1500..65200.
+    unsigned af_packet_max_datagram = 65200;
 };
 
 struct arp_config {
@@ -92,6 +97,8 @@ struct trunk_config {
     int line = 0;
     trunk_admission_config admission;  ///< max_calls, max_calls_per_second, calls_burst (config_admission.h)
     bool trusted = false;              ///< its sources are only rate-limited by [flood], never denied
+    std::vector<rule_config> rules;    ///< [[trunk.rule]]: header and number rules, file order (config_rules.h)
+    bool topology_hiding = false;      ///< what leaves toward its side carries nothing of the other side (sip-fastpath/topology_hiding.h)
 
     [[nodiscard]] bool takes(transport t) const
     {
@@ -137,6 +144,7 @@ struct region_config {
     std::optional<streams::tls_settings> tls;
     int line = 0;
     unsigned peer_max_calls = 0;       ///< concurrent calls on each of its peers that sets no max_calls; 0: no limit
+    std::vector<rule_config> rules;    ///< [[region.rule]]: header and number rules, file order (config_rules.h)
 
     /// Whether calls to its peers use TLS.
     [[nodiscard]] bool uses_tls() const
@@ -163,6 +171,7 @@ struct route_config {
     sip::match_field field = sip::match_field::ruri_user;
     std::string pattern;               ///< Hyperscan expression (compiled when sbcd builds its tables)
     std::string peer_group;            ///< name of a [[peer_group]]
+    route_fallback_config fallback;    ///< fallback_group and fallback_codes (config_fallback.h)
     int line = 0;
     int pattern_line = 0;              ///< line of `match`, for pattern errors found at build time
 };
@@ -182,6 +191,9 @@ struct retry_config {
 struct limits_config {
     unsigned transactions_per_worker = default_transactions_per_worker;  ///< 1024..4194304
     unsigned dialogs_per_worker = default_dialogs_per_worker;            ///< 1024..4194304
+    /// Call setups whose INVITE is larger than 4 KiB, at once, per worker (one 64 KiB buffer
+    /// each, sip-fastpath/proxy_large.cc); 1..4096.
+    unsigned large_messages_per_worker = 256;
 };
 
 struct health_config {

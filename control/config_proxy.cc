@@ -96,6 +96,8 @@ void read_trunk(loader& l, const toml::table& t, const std::string& prefix, cons
     read_dns_name(l, r, "fqdn", tc.fqdn);
     read_trunk_admission(l, r, tc.admission);  // config_admission.cc
     r.get_bool("trusted", tc.trusted);  // [flood]: rate-limited, never denied
+    read_rules(l, r, tc.rules);  // [[trunk.rule]] (config_rules.cc)
+    r.get_bool("topology_hiding", tc.topology_hiding);  // sip-fastpath/topology_hiding.h
     r.get("tls");  // read with [tls] (config_tls.cc), once every trunk's transports are known
     std::vector<std::string> allow;
     std::vector<const toml::node*> allow_nodes;
@@ -250,6 +252,7 @@ void read_region(loader& l, const toml::table& t, const std::string& prefix, std
     }
     read_dns_name(l, r, "fqdn", rc.fqdn);
     read_region_admission(l, r, rc.peer_max_calls);  // config_admission.cc
+    read_rules(l, r, rc.rules);  // [[region.rule]] (config_rules.cc)
     r.get("tls");  // read with [tls] (config_tls.cc)
     const toml::node* pn = r.get("peers");
     if (pn) {
@@ -413,6 +416,7 @@ void read_routes(loader& l, const toml::node* n, const name_index& groups, std::
                 default_route = static_cast<int>(i);
         }
         groups.reference(l, r, "peer_group", rc.peer_group);
+        read_route_fallback(l, r, groups, rc);  // config_fallback.cc
         r.finish();
         names.add(l, t, i, rc.name, rc.line);
         out.push_back(std::move(rc));
@@ -447,6 +451,7 @@ void read_limits(loader& l, const toml::table& t, limits_config& lc)
     table_reader r(l, t, "limits");
     r.get_uint("transactions_per_worker", lc.transactions_per_worker, 1024, 4194304, "");
     r.get_uint("dialogs_per_worker", lc.dialogs_per_worker, 1024, 4194304, "");
+    r.get_uint("large_messages_per_worker", lc.large_messages_per_worker, 1, 4096, "setups holding an INVITE over 4 KiB");
     r.finish();
 }
 

@@ -390,6 +390,12 @@ void read_trunk_admission(loader& l, table_reader& r, trunk_admission_config& a)
 void read_region_admission(loader& l, table_reader& r, unsigned& peer_max_calls);
 void read_peer_admission(loader& l, table_reader& r, unsigned& max_calls);
 void read_admission(loader& l, const toml::table& t, admission_config& a);
+// A route's fallback_group and fallback_codes (config_fallback.cc); the check against [retry]
+// codes runs once [retry] is read.
+void read_route_fallback(loader& l, table_reader& r, const name_index& groups, route_config& rc);
+void check_route_fallbacks(loader& l, const config& cfg);
+// Header and number rules (config_rules.cc): the `rule` tables of a trunk or region.
+void read_rules(loader& l, table_reader& owner, std::vector<rule_config>& out);
 // [dns] (config_dns.cc).
 void read_dns(loader& l, const toml::table& t, dns_config& d);
 // [media] (config_media.cc), after the interfaces and trunks it refers to.

@@ -13,6 +13,7 @@
 #include "control/snapshot_build.h"
 #include "dataplane/events.h"
 #include "dataplane/overload.h"
+#include "sip-fastpath/sip_rules.h"
 
 namespace sbc::control {
 
@@ -435,6 +436,11 @@ void control_loop::fill_sip(stats_report& r) const
         s.invites_by_route.push_back(
             {published_.tables->routes[i].name, sum_by(&sip::proxy_stats::invites_by_route, i)});
     s.invites_by_route.push_back({"(none)", sum_by(&sip::proxy_stats::invites_by_route, sip::proxy_stats::max_counted)});
+    // Routes with a fallback_group: the calls that moved to it (sip-fastpath/route_fallback.h).
+    for (std::size_t i = 0; i < published_.tables->routes.size() && i < sip::proxy_stats::max_counted; ++i)
+        if (published_.tables->routes[i].fallback.group != sip::no_fallback)
+            s.fallbacks_by_route.push_back(
+                {published_.tables->routes[i].name, sum_by(&sip::proxy_stats::fallbacks_by_route, i)});
     for (std::size_t i = 0; i < s.scanner_matches.size(); ++i) s.scanner_matches[i] = sum_by(&sip::proxy_stats::scanner_matches, i);
     // Call admission: the node-wide counts (sip-fastpath/admission.h) and each trunk's refusals.
     const sip::admission& adm = rt_.shared->admission;
@@ -445,6 +451,12 @@ void control_loop::fill_sip(stats_report& r) const
         s.admission.trunks.push_back({tr.name, adm.trunk_calls(i), tr.max_calls, tr.calls_per_second,
                                       tr.calls_per_second != 0 ? tr.calls_burst : 0,
                                       sum_by(&sip::proxy_stats::refused_by_trunk, i)});
+    }
+    // Header and number rules (control/rule_report.h): by rule index of the published tables.
+    for (std::size_t i = 0; published_.tables->rules && i < published_.tables->rules->rules.size() && i < sip::max_rules; ++i) {
+        const sip::rule& ru = published_.tables->rules->rules[i];
+        s.rules.push_back({ru.owner, ru.outbound ? "out" : "in", ru.name, std::string(sip::rule_kind_name(ru.kind)),
+                           sum_by(&sip::proxy_stats::rule_hits, i), sum_by(&sip::proxy_stats::rule_failures, i)});
     }
     s.probe_send_failures = prober_.send_failures();
     s.probe_late_replies = prober_.late_replies();

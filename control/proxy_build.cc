@@ -6,6 +6,7 @@
 
 #include "sip-fastpath/route_match.h"
 #include "sip-fastpath/scanner_match.h"
+#include "sip-fastpath/topology_hiding.h"
 
 namespace sbc::control {
 
@@ -99,6 +100,18 @@ int index_by_name(const std::vector<T>& v, const std::string& name)
     return -1;
 }
 
+// A route's fallback (sip-fastpath/route_fallback.h): its group's index, and its codes less
+// those [retry] retries (a class such as 5xx leaves 503 to retry within the group).
+void set_fallback(const config& cfg, const route_fallback_config& fc, sip::route_fallback& f)
+{
+    const int g = fc.group.empty() ? -1 : index_by_name(cfg.peer_groups, fc.group);
+    if (g < 0) return;
+    f.group = static_cast<uint16_t>(g);
+    for (uint16_t c = 100; c < f.codes.size(); ++c)
+        if (fc.covers(c) && std::find(cfg.retry.codes.begin(), cfg.retry.codes.end(), c) == cfg.retry.codes.end())
+            f.codes.set(c);
+}
+
 }  // namespace
 
 std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
@@ -130,6 +143,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         tr.calls_burst = tc.admission.calls_burst != 0 ? tc.admission.calls_burst
                                                        : std::max(1u, tc.admission.max_calls_per_second);
         tr.trusted = tc.trusted;
+        tr.topology_hiding = tc.topology_hiding;
         // Two interfaces may carry one address (VLANs); find_trunk must still be unambiguous.
         if (const int other = tr.port == 0 ? -1 : t->find_trunk(tr.address, tr.port); other >= 0) {
             error = where(cfg, tc.line) + "trunk " + tc.name + ": " + to_string(tr.address) + ":" +
@@ -207,6 +221,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         r.field = rc.field;
         if (rc.has_match) r.pattern = rc.pattern;  // empty: the default route, never compiled
         r.peer_group = static_cast<uint16_t>(index_by_name(cfg.peer_groups, rc.peer_group));
+        set_fallback(cfg, rc.fallback, r.fallback);
         t->routes.push_back(std::move(r));
     }
     t->default_route = cfg.default_route;
@@ -231,6 +246,7 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
     t->retry = make_retry_policy(cfg.retry);
     // [limits] size each worker's proxy at start (port_options); nothing reads them here.
     t->self.healthy_code = static_cast<uint16_t>(cfg.self.healthy_code);
+    t->hiding_key = sip::process_hiding_key();  // sip-fastpath/topology_hiding.h
     t->self.unavailable_code = static_cast<uint16_t>(cfg.self.draining_code);
     t->oc = static_cast<const sip::oc_policy&>(cfg.overload_control);  // [overload_control], RFC 7339
     t->admission.max_calls = cfg.admission.max_calls;
@@ -246,6 +262,10 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
             return nullptr;
         }
     }
+
+    // Header and number rules (control/config_rules.cc); null when there are none.
+    t->rules = build_rule_tables(cfg, error);
+    if (!t->rules && !error.empty()) return nullptr;
 
     // Last, so that a failed build leaves the registry as it was.
     std::vector<uint32_t> peer_id;

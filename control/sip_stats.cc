@@ -114,6 +114,9 @@ json to_json(const sip_report& r)
     for (const auto& t : r.invites_by_route) routes[t.name] = t.count;
     j["invites_by_trunk"] = trunks;
     j["invites_by_route"] = routes;
+    json fallbacks = json::object();
+    for (const auto& t : r.fallbacks_by_route) fallbacks[t.name] = t.count;
+    j["fallbacks_by_route"] = fallbacks;
     // [scanner] matches by set (the shipped list, the operator's patterns) and field.
     static constexpr const char* scanner_sets[] = {"default", "config"};
     static constexpr const char* scanner_fields[] = {"user_agent", "from", "to"};
@@ -123,6 +126,7 @@ json to_json(const sip_report& r)
     j["probe_send_failures"] = r.probe_send_failures;
     j["probe_late_replies"] = r.probe_late_replies;
     j["admission"] = to_json(r.admission);
+    j["rules"] = to_json(r.rules);
     return j;
 }
 
@@ -147,6 +151,11 @@ std::string sip_prometheus(const sip_report& r)
     for (const auto& t : r.invites_by_trunk) w.sample(prom_labels({{"trunk", t.name}}), t.count);
     w.family("route_invites_total", "counter", "New calls by the route they took (route=\"(none)\": no route, 404).");
     for (const auto& t : r.invites_by_route) w.sample(prom_labels({{"route", t.name}}), t.count);
+    if (!r.fallbacks_by_route.empty()) {
+        w.family("route_fallbacks_total", "counter",
+                 "Calls moved to the route's fallback_group after a final response in its fallback_codes.");
+        for (const auto& t : r.fallbacks_by_route) w.sample(prom_labels({{"route", t.name}}), t.count);
+    }
     w.family("sip_scanner_matches_total", "counter",
              "Requests that matched a scanner signature, by set (default: the shipped list; config: [scanner] patterns) and field.");
     for (std::size_t i = 0; i < r.scanner_matches.size(); ++i) {
@@ -210,6 +219,7 @@ std::string sip_prometheus(const sip_report& r)
     for (const auto& p : r.peers) w.sample(prom_labels({{"peer", p.name}}), p.full_skips);
     std::string out = w.str();
     admission_prometheus(r.admission, out);
+    rules_prometheus(r.rules, out);
     return out;
 }
 
@@ -260,9 +270,12 @@ std::string render_sip_stats_text(const json& j)
     for (const auto& [k, v] : trunks.items()) rows.push_back({"new calls on trunk " + k, std::to_string(v.is_number_unsigned() ? v.get<uint64_t>() : 0)});
     const json routes = s.contains("invites_by_route") ? s["invites_by_route"] : json::object();
     for (const auto& [k, v] : routes.items()) rows.push_back({"new calls by route " + k, std::to_string(v.is_number_unsigned() ? v.get<uint64_t>() : 0)});
+    const json fallbacks = s.contains("fallbacks_by_route") ? s["fallbacks_by_route"] : json::object();
+    for (const auto& [k, v] : fallbacks.items()) rows.push_back({"calls fallen back by route " + k, std::to_string(v.is_number_unsigned() ? v.get<uint64_t>() : 0)});
     rows.push_back({"calls established now", std::to_string(u(s, "dialogs_active"))});
     rows.push_back({"calls being set up now", std::to_string(u(s, "setups_active"))});
     for (auto& row : admission_rows(s.contains("admission") ? s["admission"] : json{})) rows.push_back(std::move(row));
+    for (auto& row : rule_rows(s.contains("rules") ? s["rules"] : json{})) rows.push_back(std::move(row));
     return "\n" + report::table_text(rows);
 }
 

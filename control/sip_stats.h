@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "control/admission_report.h"
+#include "control/rule_report.h"
 
 namespace sbc::control {
 
@@ -60,11 +61,13 @@ struct sip_report {
     std::vector<peer_report> peers;
     std::vector<named_count> invites_by_trunk;  ///< new calls offered on each trunk
     std::vector<named_count> invites_by_route;  ///< new calls that took each route ("(none)": 404)
+    std::vector<named_count> fallbacks_by_route;  ///< calls moved to the fallback_group, routes that have one
     /// Requests that matched a scanner signature, by [set * 3 + field] (sip::proxy_stats).
     std::array<uint64_t, 6> scanner_matches{};
     uint64_t probe_send_failures = 0;  ///< OPTIONS probes not sent (no MAC for the next hop yet, no buffer, ring full)
     uint64_t probe_late_replies = 0;   ///< probe replies too late to count: after the next probe was sent, or twice
     admission_report admission;        ///< call admission: node and trunk counts, limits, refusals
+    std::vector<rule_report> rules;    ///< header and number rules: hits and failures per rule (rule_report.h)
 };
 
 nlohmann::json to_json(const sip_report& r);

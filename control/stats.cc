@@ -102,6 +102,7 @@ json to_json(const dp::counters_view& c)
                 {"stages", stages},             {"drops", drops},
                 {"drops_total", c.drops_total()}, {"events_sent", c.events_sent},
                 {"neighbour_held", c.neighbour_held}, {"neighbour_released", c.neighbour_released},
+                {"sip_fragments_sent", c.sip_fragments_sent},
                 {"loops", c.loops},             {"busy_loops", c.busy_loops},
                 {"busy_cycles", c.busy_cycles}, {"total_cycles", c.total_cycles},
                 {"busy_percent", c.busy_percent()}};
@@ -123,6 +124,7 @@ dp::counters_view counters_from_json(const json& j)
     c.events_sent = u64(j, "events_sent");
     c.neighbour_held = u64(j, "neighbour_held");
     c.neighbour_released = u64(j, "neighbour_released");
+    c.sip_fragments_sent = u64(j, "sip_fragments_sent");
     c.loops = u64(j, "loops");
     c.busy_loops = u64(j, "busy_loops");
     c.busy_cycles = u64(j, "busy_cycles");
@@ -194,6 +196,7 @@ std::string to_prometheus(const stats_report& r)
         {"events_sent_total", "Events the worker pushed to the control core.", &dp::counters_view::events_sent},
         {"neighbour_held_total", "Packets held for a next hop while ARP resolved it.", &dp::counters_view::neighbour_held},
         {"neighbour_released_total", "Held packets sent once their next hop resolved.", &dp::counters_view::neighbour_released},
+        {"sip_fragments_sent_total", "IPv4 fragments of SIP datagrams larger than the MTU.", &dp::counters_view::sip_fragments_sent},
         {"loops_total", "Iterations of the worker loop.", &dp::counters_view::loops},
         {"busy_loops_total", "Iterations of the worker loop that received or sent packets.", &dp::counters_view::busy_loops},
         {"busy_cycles_total", "TSC cycles spent in busy iterations.", &dp::counters_view::busy_cycles},
@@ -375,6 +378,7 @@ std::string render_stats_text(const json& j)
     tt.add({"events to control", std::to_string(t.events_sent), ""});
     tt.add({"held for ARP", std::to_string(t.neighbour_held), ""});
     tt.add({"released after ARP", std::to_string(t.neighbour_released), ""});
+    tt.add({"SIP fragments sent", std::to_string(t.sip_fragments_sent), ""});
     out += tt.render();
 
     out += "\nstages (packets in)\n";

@@ -41,7 +41,7 @@ namespace sbc::dataplane {
     X(event_ring_full, "event for the control core lost: ring full")                      \
     X(sip_handoff_full, "SIP datagram for another worker lost: its handoff ring was full") \
     X(sip_no_buffer, "SIP message not sent: no mbuf free in the worker's pool")         \
-    X(sip_too_big, "SIP message not sent: larger than the 1500-byte MTU (needs TCP)")    \
+    X(sip_too_big, "SIP message not sent: larger than one UDP datagram (65,507 bytes)")   \
     X(sip_no_interface, "SIP message not sent: no interface has its source address")       \
     X(sip_unreadable, "SIP datagram dropped: its segments could not be read into one buffer") \
     X(sip_no_transport, "SIP message for a TCP or TLS leg while no stream thread runs") \
@@ -94,6 +94,7 @@ struct alignas(64) worker_counters {
     counter events_sent;   ///< events pushed to the control core
     counter neighbour_held;      ///< packets held for a next hop while ARP resolved it
     counter neighbour_released;  ///< held packets sent once their next hop resolved
+    counter sip_fragments_sent;  ///< IPv4 fragments of SIP datagrams over the MTU (udp_fragment.h)
     counter loops;         ///< loop iterations
     counter busy_loops;    ///< iterations that received or sent something
     counter busy_cycles;   ///< TSC cycles spent in busy iterations
@@ -115,6 +116,7 @@ struct counters_view {
     uint64_t events_sent = 0;
     uint64_t neighbour_held = 0;
     uint64_t neighbour_released = 0;
+    uint64_t sip_fragments_sent = 0;
     uint64_t loops = 0;
     uint64_t busy_loops = 0;
     uint64_t busy_cycles = 0;

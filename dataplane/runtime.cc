@@ -66,6 +66,36 @@ bool create_stream_rings(dataplane_runtime& rt, const port_options& o, int socke
     return true;
 }
 
+/// Every worker's pool of mbufs large enough for a whole frame of its net_af_packet ports
+/// (af_packet.h): the kernel hands them reassembled datagrams, which the PMD copies into one
+/// mbuf. None without such ports.
+bool create_af_packet_pools(dataplane_runtime& rt, const std::vector<std::string>& devices, const port_options& o,
+                            int socket, std::string& error)
+{
+    uint32_t room = 0;
+    for (const auto& d : devices) {
+        if (!is_af_packet(d)) continue;
+        const uint32_t r = af_packet_mbuf_room(af_packet_devargs(d, o.af_packet_max_datagram), o.af_packet_max_datagram);
+        if (r == 0) {
+            error = "device " + d + ": its framesz needs a larger mbuf than DPDK has (at most " +
+                    std::to_string(af_packet_max_datagram_limit) + "-byte datagrams)";
+            return false;
+        }
+        room = r > room ? r : room;
+    }
+    if (room <= RTE_MBUF_DEFAULT_BUF_SIZE) return true;  // the worker's own pool holds a frame
+    for (const auto& w : rt.workers) {
+        const std::string name = "sbc_afp_w" + std::to_string(w->id);
+        rte_mempool* p = rte_pktmbuf_pool_create(name.c_str(), o.af_packet_mbufs, 64, 0, static_cast<uint16_t>(room), socket);
+        if (p == nullptr) {
+            error = rte_error(("cannot create the af_packet RX pool " + name).c_str(), rte_errno);
+            return false;
+        }
+        rt.af_packet_pools.push_back(p);
+    }
+    return true;
+}
+
 }  // namespace
 
 std::vector<std::string> eal_arguments(const eal_options& o)
@@ -98,7 +128,7 @@ std::vector<std::string> eal_arguments(const eal_options& o)
         } else {
             a.push_back("--vdev");
         }
-        a.push_back(d);
+        a.push_back(af_packet_devargs(d, o.af_packet_max_datagram));
     }
     if (!any_pci) a.push_back("--no-pci");
     a.push_back("--file-prefix=" + o.file_prefix);
@@ -151,6 +181,7 @@ dataplane_runtime::~dataplane_runtime()
     }
     if (events != nullptr) rte_ring_free(events);
     if (stream_pool != nullptr) rte_mempool_free(stream_pool);
+    for (auto* p : af_packet_pools) rte_mempool_free(p);
     if (control_pool != nullptr) rte_mempool_free(control_pool);
 }
 
@@ -195,6 +226,7 @@ std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string
         w->proxy = std::make_unique<sip::proxy>(static_cast<uint8_t>(i), o.setups_per_worker, o.dialogs_per_worker,
                                                 rte_rdtsc());
         w->proxy->set_admission(&rt->shared->admission);  // one set of call counts for the node
+        if (o.large_setups_per_worker != sip::large_setups_per_worker) w->proxy->set_large_setups(o.large_setups_per_worker);
         w->outbox = std::make_unique<sip::outbox>();
         w->guard = std::make_unique<source_guard>();  // flood screening's per-source table, allocated once
         w->tsc_per_ms = rte_get_tsc_hz() / 1000 != 0 ? rte_get_tsc_hz() / 1000 : 1;
@@ -223,6 +255,7 @@ std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string
     }
 
     if (o.streams && !create_stream_rings(*rt, o, socket, error)) return nullptr;
+    if (!create_af_packet_pools(*rt, devices, o, socket, error)) return nullptr;
     for (const auto& device : devices) {
         port_info p;
         p.device = device;
@@ -266,7 +299,8 @@ std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string
         rte_eth_dev_adjust_nb_rx_tx_desc(p.port_id, &rxd, &txd);
         for (uint16_t q = 0; q < queues; ++q) {
             auto& w = *rt->workers[q];
-            if (int rc = rte_eth_rx_queue_setup(p.port_id, q, rxd, static_cast<unsigned>(socket), nullptr, w.pool); rc != 0) {
+            rte_mempool* rx_pool = is_af_packet(device) && q < rt->af_packet_pools.size() ? rt->af_packet_pools[q] : w.pool;
+            if (int rc = rte_eth_rx_queue_setup(p.port_id, q, rxd, static_cast<unsigned>(socket), nullptr, rx_pool); rc != 0) {
                 error = rte_error(("device " + device + ": RX queue " + std::to_string(q)).c_str(), rc);
                 return nullptr;
             }

@@ -13,6 +13,7 @@
 #include <rte_ring.h>
 
 #include "common/limits.h"
+#include "dataplane/af_packet.h"
 #include "dataplane/worker.h"
 
 namespace sbc::dataplane {
@@ -26,6 +27,9 @@ struct eal_options {
     std::string file_prefix = "sbc";
     std::vector<std::string> devices;   ///< PCI addresses or vdev strings, each once
     std::vector<std::string> extra;     ///< operator's EAL arguments, appended last
+    /// Largest IPv4 datagram a net_af_packet port delivers whole ([dpdk] af_packet_max_datagram):
+    /// its frame size goes into the vdev string (dataplane/af_packet.h).
+    uint32_t af_packet_max_datagram = default_af_packet_max_datagram;
 };
 
 /// The EAL argument vector for `o` (pure; the unit tier tests it).
@@ -53,6 +57,12 @@ struct port_options {
     unsigned stream_message_bytes = 16384;
     unsigned stream_mbufs = 8191;
     unsigned stream_ring = 1024;
+    /// net_af_packet ports: the largest datagram they deliver (as eal_options) and the mbufs,
+    /// each big enough for one, of every worker's pool for their RX queues (af_packet.h).
+    uint32_t af_packet_max_datagram = default_af_packet_max_datagram;
+    unsigned af_packet_mbufs = 512;
+    /// Setups per worker that may hold an INVITE over 4 KiB ([limits] large_messages_per_worker).
+    uint32_t large_setups_per_worker = sip::large_setups_per_worker;
 };
 
 struct port_info {
@@ -74,6 +84,9 @@ struct dataplane_runtime {
     rte_mempool* control_pool = nullptr; ///< frames the control core builds
     std::vector<rte_ring*> handoff;      ///< every SIP handoff ring (and stream ring), for freeing
     rte_mempool* stream_pool = nullptr;  ///< stream message buffers (null without streams)
+    /// Per worker: the pool of large mbufs its net_af_packet RX queues copy frames into (empty
+    /// without such ports; af_packet.h).
+    std::vector<rte_mempool*> af_packet_pools;
     rte_ring* control_out = nullptr;     ///< the control core's probes to stream peers (SP/SC)
     bool launched = false;
 

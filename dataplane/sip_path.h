@@ -80,6 +80,7 @@ struct sip_tally {
     uint32_t no_transport = 0;
     uint32_t stream_full = 0;
     uint32_t sent = 0;
+    uint32_t fragments = 0;  ///< IPv4 fragments of datagrams over the MTU (udp_fragment.h)
 
     void commit(worker& w) const noexcept;
 };

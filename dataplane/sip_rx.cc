@@ -50,6 +50,7 @@ void sip_tally::commit(worker& w) const noexcept
     if (unreadable) w.counters.drop(drop_reason::sip_unreadable, unreadable);
     if (no_transport) w.counters.drop(drop_reason::sip_no_transport, no_transport);
     if (stream_full) w.counters.drop(drop_reason::sip_stream_full, stream_full);
+    if (fragments) w.counters.sip_fragments_sent.add(fragments);
 }
 
 void decode_datagram(const rte_mbuf* m, uint16_t iface, uint16_t trunk, uint64_t now_ms, sip_handoff& in) noexcept

@@ -16,6 +16,7 @@
 #include "dataplane/sip_stage.h"
 #include "dataplane/stream_ring.h"
 #include "dataplane/udp_frame.h"
+#include "dataplane/udp_fragment.h"
 
 namespace sbc::dataplane {
 
@@ -35,10 +36,36 @@ const uint8_t* resolve(worker& w, const snapshot& snap, const next_hop& nh, mac_
     return nullptr;
 }
 
-/// Frames one datagram of the proxy into a fresh mbuf and queues it for transmission.
+/// Frames a datagram larger than the MTU as IPv4 fragments (udp_fragment.h) and queues them,
+/// or holds them for the hop's MAC (each fragment a held frame; sip_unsent reads the first).
+void send_fragments(worker& w, const interface_info& ifc, const next_hop& nh, const uint8_t* dst_mac,
+                    const sip::out_message& d, sip_tally& t) noexcept
+{
+    static constexpr mac_addr unresolved{};  // filled in when the hold releases the frames
+    std::array<rte_mbuf*, max_fragments> frags;
+    uint32_t n = 0;
+    const fragment_result r = frame_udp4_fragments(w.pool, ifc, dst_mac != nullptr ? dst_mac : unresolved.data(), d.src,
+                                                   d.dst, d.bytes(), sip_state(w.id).ip_id++, ipv4_mtu, frags, n);
+    if (r != fragment_result::ok) {
+        if (r == fragment_result::no_buffer) ++t.no_buffer;
+        else ++t.too_big;
+        return;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        if (dst_mac == nullptr)
+            hold_for_hop(w, frags[i], nh.iface, ifc.port_id, nh.hop.v4_host(), held_kind::sip, sip_state(w.id).now_ms);
+        else
+            tx_enqueue(w, ifc.port_id, frags[i]);
+    }
+    t.fragments += n;
+    if (dst_mac != nullptr) ++t.sent;
+}
+
+/// Frames one datagram of the proxy into a fresh mbuf (fragments when over the MTU) and
+/// queues it for transmission.
 void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, sip_tally& t) noexcept
 {
-    if (udp4_headers + d.len > ipv4_mtu) {
+    if (d.len > max_udp4_payload) {  // more than one datagram carries (the proxy refuses it first)
         ++t.too_big;
         return;
     }
@@ -56,6 +83,10 @@ void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, s
     }
     mac_addr mac;
     const uint8_t* dst_mac = resolve(w, snap, nh, mac);
+    if (udp4_headers + d.len > ipv4_mtu) {
+        send_fragments(w, snap.interfaces[nh.iface], nh, dst_mac, d, t);
+        return;
+    }
     static constexpr mac_addr unresolved{};  // filled in when the hold releases the frame
     rte_mbuf* m = rte_pktmbuf_alloc(w.pool);
     if (m == nullptr) {
@@ -63,7 +94,7 @@ void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, s
         return;
     }
     const interface_info& ifc = snap.interfaces[nh.iface];
-    if (!frame_udp4(m, ifc, dst_mac != nullptr ? dst_mac : unresolved.data(), d.src, d.dst, {d.data.data(), d.len},
+    if (!frame_udp4(m, ifc, dst_mac != nullptr ? dst_mac : unresolved.data(), d.src, d.dst, d.bytes(),
                     sip_state(w.id).ip_id++)) {
         rte_pktmbuf_free(m);
         ++t.no_buffer;
@@ -97,7 +128,7 @@ void send_stream(worker& w, const sip::out_message& d, sip_tally& t) noexcept
         ++t.too_big;
         return;
     }
-    rte_memcpy(data, d.data.data(), d.len);
+    rte_memcpy(data, d.bytes().data(), d.len);
     stream_send* h = stream_send_of(m);
     *h = stream_send{};
     h->src = d.src;
@@ -114,7 +145,7 @@ void send_stream(worker& w, const sip::out_message& d, sip_tally& t) noexcept
 
 }  // namespace
 
-static_assert(sip::max_udp_payload == ipv4_mtu - udp4_headers, "the proxy refuses what send_datagram would drop");
+static_assert(sip::max_udp_payload == max_udp4_payload, "the proxy refuses what send_datagram would drop");
 
 namespace {
 
@@ -162,7 +193,7 @@ void flush_outbox(worker& w, const snapshot& snap, sip_tally& t) noexcept
         const uint64_t now_ms = st.answering != nullptr ? st.answering->now_ms : st.last_tick_ms;
         for (uint32_t k = 0; k < n_failed; ++k) {
             const sip::out_message& msg = o.msgs[failed[k].index];
-            w.proxy->on_send_failed(*snap.proxy, w.shared->peer_health, {msg.data.data(), msg.len}, msg.dst,
+            w.proxy->on_send_failed(*snap.proxy, w.shared->peer_health, msg.bytes(), msg.dst,
                                     failed[k].why, now_ms, o);
         }
         for (uint32_t i = n_produced; i < o.n; ++i) send_one(w, snap, o.msgs[i], t);
@@ -199,7 +230,7 @@ void sip_unsent(worker& w, const snapshot& snap, const rte_mbuf* m, uint64_t now
     const uint32_t ihl = static_cast<uint32_t>(ip->version_ihl & 0x0f) * 4;
     const auto* udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr*, m->l2_len + ihl);
     const uint32_t off = m->l2_len + ihl + static_cast<uint32_t>(sizeof(rte_udp_hdr));
-    if (off > rte_pktmbuf_data_len(m)) return;
+    if (off > rte_pktmbuf_data_len(m) || is_later_fragment(ip)) return;  // a first fragment is read: its text's start
     const std::string_view sent{rte_pktmbuf_mtod_offset(m, const char*, off), rte_pktmbuf_data_len(m) - off};
     const endpoint to = endpoint::udp4(rte_be_to_cpu_32(ip->dst_addr), rte_be_to_cpu_16(udp->dst_port));
     w.proxy->on_send_failed(*snap.proxy, w.shared->peer_health, sent, to, sip::send_failure::unresolved, now_ms,

@@ -15,9 +15,8 @@
 
 namespace sbc::dataplane {
 
-/// Largest IPv4 packet we send. SIP over UDP larger than the path MTU must go over TCP
-/// (RFC 3261 18.1.1); until the TCP transport exists such messages are dropped and counted
-/// (sip_too_big) rather than fragmented.
+/// Largest IPv4 packet we send in one piece: the interface MTU. A SIP datagram larger than
+/// this leaves as IPv4 fragments (dataplane/udp_fragment.h); frame_udp4 takes only what fits.
 constexpr uint32_t ipv4_mtu = 1500;
 /// IPv4 and UDP headers in front of a datagram's payload.
 constexpr uint32_t udp4_headers = 28;

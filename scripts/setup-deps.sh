@@ -8,6 +8,8 @@ packages=(
   build-essential pkg-config meson ninja-build clang libclang-rt-14-dev
   # dataplane
   dpdk dpdk-dev libdpdk-dev libhyperscan-dev liburcu-dev libssl-dev libpcap-dev
+  # header and number rules (regular expressions with captures, JIT)
+  libpcre2-dev
   # control plane
   libc-ares-dev libtomlplusplus-dev nlohmann-json3-dev libcpp-httplib-dev
   # tests

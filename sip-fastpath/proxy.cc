@@ -6,10 +6,12 @@
 #include "sip-fastpath/proxy_ids.h"
 #include "sip-fastpath/proxy_internal.h"
 #include "sip-fastpath/proxy_pending.h"
+#include "sip-fastpath/proxy_rules.h"
 #include "sip-fastpath/sip_editor.h"
 #include "sip-fastpath/sip_numbers.h"
 #include "sip-fastpath/sip_response.h"
 #include "sip-fastpath/sip_verdict.h"
+#include "sip-fastpath/topology_hiding.h"
 
 namespace sbc::sip {
 
@@ -119,6 +121,16 @@ bool our_route(const proxy_tables& t, std::string_view raw, span uri_text, endpo
 
 }  // namespace
 
+bool is_our_route(const proxy_tables& t, std::string_view raw, span uri_text, endpoint& local) noexcept
+{
+    return our_route(t, raw, uri_text, local);
+}
+
+bool uri_target(std::string_view raw, span uri_text, endpoint& ep) noexcept
+{
+    return uri_endpoint(raw, uri_text, ep);
+}
+
 std::optional<ip_address> contact_address(const message& m) noexcept
 {
     if (m.h_contact == no_header) return std::nullopt;
@@ -143,10 +155,13 @@ proxy::proxy(uint8_t worker, uint32_t setups, uint32_t dialogs, uint64_t seed)
       stats_(std::make_unique<proxy_stats>()),
       own_(std::make_unique<message>()),
       aux_(std::make_unique<message>()),
-      pending_(std::make_unique<pending_table>(dialogs < max_pending_in_dialog ? dialogs : max_pending_in_dialog))
+      pending_(std::make_unique<pending_table>(dialogs < max_pending_in_dialog ? dialogs : max_pending_in_dialog)),
+      rules_(std::make_unique<rule_scratch>())
 {
     own_admission_ = std::make_unique<admission>();
+    th_targets_.reset(new th_target[dialogs]);  // untouched until a hidden dialog uses its slot
     adm_ = own_admission_.get();
+    init_large(large_setups_per_worker);
     select_.rng ^= seed * 0x9E3779B97F4A7C15ull + worker;
     if (select_.rng == 0) select_.rng = 1;
 }
@@ -164,6 +179,7 @@ void proxy::release(uint32_t slot) noexcept
     timers_.cancel(slot);
     peer_put(s.peer_id);
     call_done(slot);
+    give_back_large(slot);
     s.state = setup_state::free;
     setups_->erase(slot);
     stats_->setups_active.store(setups_->size(), std::memory_order_relaxed);
@@ -203,7 +219,7 @@ int message_owner(const message& m) noexcept
     }
     // Requests inside a dialog carry our Record-Route as their top Route: ;w= names the
     // worker that owns the dialog.
-    if (m.h_route == no_header) return -1;
+    if (m.h_route == no_header) return hidden_contact_owner(m);  // the Contact we wrote (topology_hiding.h)
     name_addr na;
     if (parse_name_addr(m.raw, m.headers[m.h_route].value, na, error::bad_route) != error::none) return -1;
     uri u;
@@ -261,6 +277,7 @@ void proxy::on_message(const proxy_tables& t, const peer_health& h, const sip_in
                        outbox& out) noexcept
 {
     msg_ = &m;
+    tables_ = &t;
     oc_.refresh(t.oc, a.now_ms);
     // Only trunk sources and known peers may talk to us, and a dialog's party answering what
     // we forwarded to it; others get no answer at all.
@@ -304,11 +321,15 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
     // A request whose top Route is ours is routed by the route set (in-dialog, RFC 3261
     // 16.4); this also covers ACK for 2xx and every request a peer sends back to the caller.
     if (m.h_route != no_header && forward_in_dialog(t, h, a, out)) return;
+    // Topology hiding: in-dialog without a Route, to our address or the Contact we wrote
+    // (a UA that ignores Record-Route): by the dialog (proxy_hiding.cc).
+    if (m.to.has_tag && m.h_route == no_header && th_forward(t, h, a, out)) return;
     const bool has_to_tag = m.to.has_tag;
     switch (m.req_method) {
     case method::invite:
         if (!has_to_tag) {
             if (overload_shed(t, a, out)) return;  // proxy_guard.cc
+            rules_in(t, a);  // header and number rules, before routing (proxy_rules.cc)
             new_invite(t, h, a, out);
             return;
         }
@@ -352,6 +373,7 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
         return;
     }
     if (overload_shed(t, a, out)) return;  // proxy_guard.cc
+    rules_in(t, a);  // header and number rules, before routing (proxy_rules.cc)
     forward_out_of_dialog(t, h, a, out);
 }
 
@@ -388,6 +410,7 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const peer_health& h, const
         if (err != error::none) route_left = true;
     }
     if (ours == 0) return false;
+    if (th_forward(t, h, a, out)) return true;  // a topology-hidden dialog (proxy_hiding.cc)
     const uint64_t call = hash_bytes(m.call_id());
     // Toward a caller that connected to us (TCP, TLS): on its connection, whatever its Contact
     // or our Route say (RFC 3261 18.1.1, RFC 5626: it may not be reachable otherwise). Toward a
@@ -450,7 +473,7 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const peer_health& h, const
         respond(a, 488, "Not Acceptable Here (no media ports)", out);
         return true;
     }
-    const write_result r = edit(m, e, d->data);
+    const write_result r = edit_out(m, e, out, *d);
     if (!r.ok()) return true;
     out.commit(local, next, r.len);
     pending_track(t, h, a, next, key);  // a dead peer's silence answered 408, not left for 32 s
@@ -479,7 +502,7 @@ bool proxy::party_response(const proxy_tables& t, const message& m, const endpoi
     bool found = false;
     const std::string_view back = param_value(m.text(m.top_via.params), "sbc-src", found);
     endpoint dst;
-    if (!found || !read_via_source(back, dst)) return false;
+    if ((!found || !read_via_source(back, dst)) && !hidden_via_source(m, t.hiding_key, dst)) return false;
     if (dialogs_->table.at(d).party(dst.addr) || t.is_peer_address(dst.addr)) return true;
     for (const trunk& tr : t.trunks)
         if (tr.allows(dst.addr)) return true;
@@ -493,12 +516,13 @@ bool proxy::relay_by_via(const sip_input& a, outbox& out) noexcept
     pending_answered(m.text(m.top_via.branch));  // any answer, a provisional too: the peer is alive
     bool found = false;
     const std::string_view src = param_value(m.text(m.top_via.params), "sbc-src", found);
-    if (!has_second_via(m)) {
+    const bool hidden = has_hidden_via(m);  // topology hiding: the Vias below ours are in ours
+    if (!has_second_via(m) && !hidden) {
         stats_->add(proxy_counter::stale_responses);
         return true;  // consumed: nobody below us to relay it to
     }
     endpoint dst;
-    if (!found || !read_via_source(src, dst)) return false;
+    if (!hidden && (!found || !read_via_source(src, dst))) return false;
     out_message* d = out.next();
     if (d == nullptr) {
         stats_->add(proxy_counter::outbox_full);
@@ -506,11 +530,13 @@ bool proxy::relay_by_via(const sip_input& a, outbox& out) noexcept
     }
     edits e;
     e.pop_via = true;
+    th_scratch th;  // topology hiding: our hidden Via names dst and the Vias to restore (proxy_hiding.cc)
+    if (!th_response(*tables_, a.local, -1, &dst, e, th)) return true;
     const uint64_t call = hash_bytes(m.call_id());
     media_body(m, call, media_leg_of(call, dst), e);  // refused: the answer goes on unchanged
     via_splice oc;  // RFC 7339: our feedback in the Via of a client that advertised oc
     if (oc_stamp_relayed(oc)) e.via_params = &oc;
-    const write_result r = edit(m, e, d->data);
+    const write_result r = edit_out(m, e, out, *d);
     if (!r.ok()) return true;
     // From our endpoint on the leg it goes back on: the dialog knows both (a call whose legs
     // differ in trunk or transport); else where it arrived.
@@ -602,6 +628,7 @@ void proxy::dialog_parties(uint32_t slot) noexcept
     // new_invite kept (no second parse of the stored INVITE per call).
     if (const std::optional<ip_address> c = contact_address(*msg_)) de.callee_contact = *c;
     de.caller_contact = s.caller_contact;
+    th_dialog_started(slot, d);  // topology hiding (proxy_hiding.cc)
 }
 
 void proxy::dialog_bye_seen(uint64_t key, uint64_t now) noexcept

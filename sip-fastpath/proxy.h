@@ -40,11 +40,21 @@ struct sip_input {
 
 constexpr std::size_t max_out_size = 4096;
 constexpr std::size_t outbox_capacity = 64;
-/// Largest SIP message sent over UDP: an IPv4 packet of 1500 bytes (the dataplane's
-/// ipv4_mtu, dataplane/udp_frame.h, which asserts the two agree) less its IPv4 and UDP
-/// headers. We neither fragment nor switch a leg to TCP (RFC 3261 18.1.1): a larger message
-/// is refused with 513.
-constexpr std::size_t max_udp_payload = 1500 - 28;
+/// Largest SIP message the proxy takes in and sends: what one UDP datagram carries (65,535
+/// less the IPv4 and UDP headers; the dataplane sends a datagram over the MTU as IPv4
+/// fragments, dataplane/udp_fragment.h, which asserts the two agree). A stream leg carries up
+/// to [streams] max_message_bytes. A larger message is refused with 513.
+constexpr std::size_t max_udp_message = 65535 - 28;
+constexpr std::size_t max_udp_payload = max_udp_message;
+/// Messages above max_out_size live outside the fixed per-setup and per-outbox buffers
+/// (proxy_large.cc): setups that may hold an INVITE larger than max_out_size at once, per
+/// worker, by default ([limits] large_messages_per_worker, up to max_large_setups; one more
+/// is refused with 503 and counted large_busy) ...
+constexpr uint32_t large_setups_per_worker = 256;
+constexpr uint32_t max_large_setups = 4096;
+/// ... and messages larger than max_out_size one outbox carries at once (one more is refused
+/// like a setup, or not relayed, and counted large_busy).
+constexpr uint32_t outbox_large_capacity = 16;
 
 /// A message the proxy wants sent: from our `src` to `dst`, each naming the transport (and
 /// for streams the connection) of the leg it goes on; the send step frames it for that
@@ -54,6 +64,11 @@ struct out_message {
     endpoint dst;
     uint16_t len = 0;
     std::array<char, max_out_size> data;
+    /// Null, or where the message is when larger than `data`: one of the outbox's large
+    /// buffers (outbox::take_large), valid until the outbox is cleared.
+    char* large = nullptr;
+    /// The message's bytes, wherever they are.
+    [[nodiscard]] std::string_view bytes() const noexcept { return {large != nullptr ? large : data.data(), len}; }
 };
 
 /// Why a message the proxy produced did not leave the SBC: a local failure, never the peer's.
@@ -100,7 +115,15 @@ struct outbox {
     uint32_t n_events = 0;
 
     [[nodiscard]] bool room(uint32_t k = 4) const noexcept { return n + k <= outbox_capacity; }
-    out_message* next() noexcept { return n < outbox_capacity ? &msgs[n] : nullptr; }
+    out_message* next() noexcept
+    {
+        if (n >= outbox_capacity) return nullptr;
+        msgs[n].large = nullptr;
+        return &msgs[n];
+    }
+    /// One of the outbox's buffers of max_udp_message bytes for a message larger than
+    /// max_out_size, or an empty span when all are taken until clear() (proxy_large.cc).
+    std::span<char> take_large() noexcept;
     void commit(const endpoint& src, const endpoint& dst, uint32_t len) noexcept
     {
         msgs[n].src = src;
@@ -119,7 +142,11 @@ struct outbox {
     {
         n = n_events = 0;
         fault = source_fault::none;
+        large_used = 0;
     }
+    /// outbox_large_capacity buffers of max_udp_message, allocated with the outbox (at start).
+    std::unique_ptr<char[]> large_store{new char[outbox_large_capacity * max_udp_message]};
+    uint32_t large_used = 0;
 };
 
 /// The proxy's counters, one writer (the worker); other threads read them relaxed.
@@ -135,6 +162,8 @@ struct outbox {
     X(retries_timeout, "attempts retried after the no-response timer")                   \
     X(retries_icmp, "attempts retried after ICMP unreachable")                          \
     X(failover_region, "calls moved to the next region")                                \
+    X(fallbacks, "calls moved to their route's fallback_group after a final response in its fallback_codes") \
+    X(fallback_exhausted, "fallen-back calls whose fallback group had no peer left (the primary group's answer sent)") \
     X(exhausted, "calls that ran out of peers (503 sent)")                              \
     X(all_down_tried, "calls sent to peers marked down because no peer was up")        \
     X(no_route, "requests no route matched (404 sent)")                                  \
@@ -150,6 +179,9 @@ struct outbox {
     X(relayed_stateless, "responses and requests relayed without transaction state")    \
     X(in_dialog, "in-dialog requests routed by Route")                                   \
     X(in_dialog_refused, "in-dialog requests toward neither a peer nor a party of a dialog we hold (481, 403; ACK dropped)") \
+    X(th_no_route, "in-dialog requests of a topology-hidden dialog without our Route (to our address or the Contact we wrote), forwarded by the dialog") \
+    X(th_undecodable, "messages whose topology-hiding parameter (sbc-th) did not decode: changed, cut or foreign (dropped; a request answered 400)") \
+    X(th_too_big, "messages toward a topology-hidden side whose Vias, route set or Contact did not fit what sbc-th carries (513 to the sender; not sent)") \
     X(options_answered, "OPTIONS addressed to the SBC answered")                         \
     X(options_unanswered, "OPTIONS to the SBC left unanswered while draining or overloaded") \
     X(oc_stamped, "responses to clients that advertised RFC 7339 overload control stamped with our oc feedback") \
@@ -162,6 +194,7 @@ struct outbox {
     X(dialogs_ended, "dialogs ended")                                                    \
     X(outbox_full, "messages not sent because the outbox was full")                     \
     X(send_failed_too_big, "messages too big for their transport (513 to the sender where it can be answered)") \
+    X(large_busy, "messages over 4 KiB refused or not relayed: every large-message buffer was in use (503 to a new INVITE)") \
     X(send_failed_unresolved, "messages not sent because their next hop never resolved")  \
     X(send_failed_no_route, "messages not sent because no interface or next hop reaches their destination") \
     X(send_failed_no_buffer, "messages not sent for want of a buffer or queue room")      \
@@ -172,12 +205,18 @@ struct outbox {
     X(admission_trunk_rate, "new calls refused: their trunk was over max_calls_per_second (the [admission] refuse_code sent)") \
     X(admission_node_calls, "new calls refused: the node had [admission] max_calls calls (refuse_code sent)") \
     X(admission_peers_full, "calls refused because every peer left to try was at its max_calls (refuse_code sent)") \
-    X(admission_peer_skips, "times a peer at its max_calls was passed over by selection (the call went to another)")
+    X(admission_peer_skips, "times a peer at its max_calls was passed over by selection (the call went to another)") \
+    X(rules_rewritten, "requests rewritten by header and number rules (each direction counted)") \
+    X(rules_too_long, "requests the header and number rules would have made larger than 65535 bytes: sent unchanged")
 
 SBC_LIST_ENUM(proxy_counter, SBC_PROXY_COUNTERS);
 constexpr std::size_t proxy_counter_count = list_size<proxy_counter>;
 std::string_view proxy_counter_name(proxy_counter c) noexcept;
 std::string_view proxy_counter_help(proxy_counter c) noexcept;
+
+struct th_scratch;  // topology_hiding.h
+struct th_target;
+struct edits;
 
 struct proxy_stats {
     std::array<std::atomic<uint64_t>, proxy_counter_count> c{};
@@ -192,6 +231,8 @@ struct proxy_stats {
     /// New INVITEs by arrival trunk index, and by the route they took (the last slot: none).
     std::array<std::atomic<uint64_t>, max_counted> invites_by_trunk{};
     std::array<std::atomic<uint64_t>, max_counted + 1> invites_by_route{};
+    /// Calls moved to their route's fallback group, by route index (route_fallback.h).
+    std::array<std::atomic<uint64_t>, max_counted> fallbacks_by_route{};
     /// New calls refused by admission, by arrival trunk index (any reason: trunk, rate, node, peers full).
     std::array<std::atomic<uint64_t>, max_counted> refused_by_trunk{};
     /// Times each peer id was passed over by selection because it was at its max_calls.
@@ -199,6 +240,10 @@ struct proxy_stats {
     /// Requests that matched a scanner signature, by [set * 3 + field]: set 0 the shipped list,
     /// 1 the operator's patterns; field 0 User-Agent, 1 From, 2 To (sip::scanner_field).
     std::array<std::atomic<uint64_t>, 6> scanner_matches{};
+    /// Header and number rules by rule index (sip::rule_tables, at most max_counted): times each
+    /// applied (hits) and times it could not be (failures: match limit, result too long).
+    std::array<std::atomic<uint64_t>, max_counted> rule_hits{};
+    std::array<std::atomic<uint64_t>, max_counted> rule_failures{};
 
     void add(proxy_counter k, uint64_t n = 1) noexcept
     {
@@ -220,6 +265,10 @@ int message_owner(const message& m) noexcept;
 class proxy {
 public:
     proxy(uint8_t worker, uint32_t setups, uint32_t dialogs, uint64_t seed);
+    /// Control core, at start (before the worker runs): `n` (1..max_large_setups) buffers for
+    /// setups whose INVITE is larger than max_out_size instead of large_setups_per_worker
+    /// ([limits] large_messages_per_worker; proxy_large.cc).
+    void set_large_setups(uint32_t n) { init_large(n); }
     ~proxy();
     proxy(const proxy&) = delete;
     proxy& operator=(const proxy&) = delete;
@@ -279,14 +328,51 @@ public:
     struct dialog_table;
     struct media_dialog;
     struct pending_table;
+    struct rule_scratch;
 
 private:
+    // Topology hiding (proxy_hiding.cc, topology_hiding.h).
+    /// The INVITE `inv` of setup `slot` leaving from `local` with `branch`: when its peer's
+    /// trunk hides, our Via, Record-Route and Contact in `e` take their hiding forms (written
+    /// into `th`). False when they do not fit (counted): the INVITE is not to be sent.
+    bool th_invite(const proxy_tables& t, uint32_t slot, const message& inv, std::string_view branch,
+                   const endpoint& local, edits& e, th_scratch& th) noexcept;
+    /// A response (msg_) relayed from our endpoint `local` toward `dst`: a hidden Via of ours
+    /// restores the Vias it replaced (and sets `dst`, when given, to its sender); toward a
+    /// hidden side (`hide_to`) its Contact and Record-Routes are hidden; our Record-Route
+    /// gives back the route set it hid. False when something of ours does not decode (counted:
+    /// not to be relayed).
+    /// `hide_to`: 1 or 0, or -1 to ask the dialog of msg_ (toward `dst`, decoded first).
+    bool th_response(const proxy_tables& t, const endpoint& local, int hide_to, endpoint* dst, edits& e,
+                     th_scratch& th) noexcept;
+    /// An in-dialog request (msg_) of a dialog topology hiding covers: routed by our Route
+    /// (the route set it hid given back), or without one to our address or the Contact we
+    /// wrote (the other side's target from the dialog); hidden toward a hidden side. False
+    /// when it is not such a request (the usual handling goes on).
+    bool th_forward(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
+    /// Setup `slot`'s call was answered (the 2xx in msg_) into dialog slot `d`: which sides
+    /// it hides, and the callee's target when it does.
+    void th_dialog_started(uint32_t slot, uint32_t d) noexcept;
+    const proxy_tables* tables_ = nullptr;  ///< the snapshot of the message being handled (on_message)
+    std::unique_ptr<th_target[]> th_targets_;  ///< by dialog slot: the callee's Contact URI of a hidden dialog
+
     void on_request(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
     void on_response(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
     void new_invite(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
     void forward_out_of_dialog(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
     /// The peer group of the route msg_ takes, or -1 after answering 404; `count` per route.
-    int route_group(const proxy_tables& t, const sip_input& a, bool count, outbox& out) noexcept;
+    /// `route_index`, when given, receives the route's index.
+    int route_group(const proxy_tables& t, const sip_input& a, bool count, outbox& out,
+                    uint16_t* route_index = nullptr) noexcept;
+    // Route fallback on failure classes (proxy_fallback.cc).
+    /// Setup `slot`'s attempt got final `code` (msg_, ACKed, not retried): when its route's
+    /// fallback takes that code and nothing but 100 was heard, the call moves to the fallback
+    /// group (once; msg_ kept as the answer should that group run out) and true.
+    bool fall_back(const proxy_tables& t, const peer_health& h, uint32_t slot, uint16_t code, uint64_t now,
+                   outbox& out) noexcept;
+    /// Setup `slot` ran out of peers: when it had fallen back, the caller gets the primary
+    /// group's answer kept by fall_back (not 503) and true.
+    bool fallback_exhausted(uint32_t slot, uint64_t now, outbox& out) noexcept;
     /// "z9hG4bKsL" + this worker + the key: the branch of a stateless forward; returns its length.
     std::size_t write_stateless_branch(char* out, uint64_t key) const noexcept;
     void on_cancel(const sip_input& a, outbox& out) noexcept;
@@ -306,6 +392,8 @@ private:
     /// too big to send answers the caller 513 at once (the setup is then completed).
     bool send_invite(const proxy_tables& t, uint32_t slot, uint64_t now, outbox& out) noexcept;
     void send_to_peer_simple(uint32_t slot, std::string_view method, std::string_view to_value, outbox& out) noexcept;
+    /// After a final non-2xx went upstream: ends the call's counts and media, waits for its ACK.
+    void await_ack(uint32_t slot, uint64_t now) noexcept;
     void respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, uint64_t now,
                           outbox& out, std::string_view reason = {}) noexcept;
     void relay_upstream(uint32_t slot, outbox& out) noexcept;
@@ -315,6 +403,22 @@ private:
     void fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uint64_t now, outbox& out) noexcept;
     void arm(uint32_t slot) noexcept;
     void release(uint32_t slot) noexcept;
+    // Storage of messages above max_out_size (proxy_large.cc).
+    /// Where setup `slot` keeps its INVITE and, after it, its last final response: its slot
+    /// of buffers_, or the large buffer it took; and how many bytes that holds.
+    char* store_of(uint32_t slot) noexcept;
+    std::size_t store_room(uint32_t slot) noexcept;
+    /// Whether a large buffer is free for a new setup (without taking it).
+    [[nodiscard]] bool large_free() const noexcept { return n_large_free_ != 0; }
+    /// Gives setup `slot` a large buffer when its INVITE needs one (`len` over max_out_size);
+    /// false when none is free (counted large_busy). The slot gives it back in release().
+    bool take_large(uint32_t slot, std::size_t len) noexcept;
+    void give_back_large(uint32_t slot) noexcept;
+    void init_large(uint32_t n);  ///< allocates n large buffers and fills the free stack
+    /// edit() into the outbox message `d`: into its own buffer, or one of the outbox's large
+    /// buffers (setting d.large) when the result may not fit; error::no_space when neither
+    /// holds it (none free: counted large_busy).
+    struct write_result edit_out(const message& m, const struct edits& e, outbox& out, out_message& d) noexcept;
     /// The dialog of an answered call takes over its admission counts (the peer's, and the
     /// trunk's and node's when `admitted`); when no dialog entry is made they are given back.
     void dialog_started(uint64_t callid_hash, uint32_t peer_id, uint16_t trunk = 0, bool admitted = false) noexcept;
@@ -343,6 +447,14 @@ private:
     bool oc_stamp_relayed(via_splice& out) noexcept;
     /// A response (msg_) from peer `a.src`: its feedback in our Via goes to the control core.
     void oc_from_peer(const proxy_tables& t, const sip_input& a, outbox& out) noexcept;
+    // Header and number rules (proxy_rules.cc).
+    /// A new INVITE or other out-of-dialog request (msg_) from a.src on trunk a.trunk: the
+    /// inbound rules of the trunk, then of the sending peer's region; msg_ then points at the
+    /// rewritten request (before routing: routes see the normalised numbers).
+    void rules_in(const proxy_tables& t, const sip_input& a) noexcept;
+    /// The request `m` as it goes to peer `p`: the outbound rules of its region, then of its
+    /// trunk, applied; `m` itself when none changed it.
+    const message& rules_out(const proxy_tables& t, uint32_t p, const message& m) noexcept;
     // Guards before a request is handled (proxy_guard.cc).
     /// A request (msg_) from a source that is not trusted matched a scanner signature: dropped
     /// or answered as [scanner] says, counted, out.fault = scanner when [scanner]
@@ -386,6 +498,11 @@ private:
     /// pointer so that this header needs not know setup.
     std::unique_ptr<setup_table> setups_;
     std::unique_ptr<char[]> buffers_;   ///< one max_out_size buffer per setup
+    /// large_setups_per_worker buffers of max_udp_message, for setups whose INVITE is larger
+    /// than max_out_size, and the stack of free ones (proxy_large.cc); allocated at start.
+    std::unique_ptr<char[]> large_;
+    std::unique_ptr<uint16_t[]> large_free_;
+    uint32_t n_large_free_ = 0;
     std::unique_ptr<dialog_table> dialogs_;
     timer_wheel timers_;
     select_state select_;
@@ -400,9 +517,10 @@ private:
     shed_credit shed_trusted_;  ///< the same for trusted sources (shed_shares)
     std::unique_ptr<admission> own_admission_;  ///< used until set_admission names the node's
     admission* adm_ = nullptr;
-    std::unique_ptr<std::array<char, max_out_size>> sdp_buf_;  ///< a rewritten SDP body
+    std::unique_ptr<std::array<char, max_udp_message>> sdp_buf_;  ///< a rewritten SDP body
     std::unique_ptr<media_dialog[]> media_dialogs_;  ///< by dialog slot, with a media hook only
     std::unique_ptr<pending_table> pending_;  ///< in-dialog requests a peer has yet to answer
+    std::unique_ptr<rule_scratch> rules_;  ///< header and number rules: match data, rewritten requests
 };
 
 }  // namespace sbc::sip

@@ -13,6 +13,7 @@
 #include "sip-fastpath/sip_editor.h"
 #include "sip-fastpath/sip_numbers.h"
 #include "sip-fastpath/sip_response.h"
+#include "sip-fastpath/topology_hiding.h"
 
 namespace sbc::sip {
 
@@ -91,7 +92,8 @@ proxy_counter send_failed_counter(send_failure why) noexcept
 
 }  // namespace
 
-int proxy::route_group(const proxy_tables& t, const sip_input& a, bool count, outbox& out) noexcept
+int proxy::route_group(const proxy_tables& t, const sip_input& a, bool count, outbox& out,
+                       uint16_t* route_index) noexcept
 {
     // The first route whose pattern matches its field, else the default route.
     const message& m = *msg_;
@@ -113,6 +115,7 @@ int proxy::route_group(const proxy_tables& t, const sip_input& a, bool count, ou
         respond(a, 404, "Not Found (no route)", out);
         return -1;
     }
+    if (route_index != nullptr) *route_index = static_cast<uint16_t>(route);
     return t.routes[static_cast<std::size_t>(route)].peer_group;
 }
 
@@ -138,7 +141,7 @@ void proxy::forward_out_of_dialog(const proxy_tables& t, const peer_health& h, c
             via, write_via(via, local, {branch, write_stateless_branch(branch, upstream_key(m, a.src))}, a.src,
                            t.oc.advertise));
         e.decrement_max_forwards = true;
-        const write_result w = edit(m, e, d->data);
+        const write_result w = edit_out(rules_out(t, p, m), e, out, *d);  // outbound rules (proxy_rules.cc)
         if (too_big_for(w, to)) {
             stats_->add(proxy_counter::send_failed_too_big);
             respond(a, 513, {}, out);
@@ -165,7 +168,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
         setup& s = setups_->at(known);
         if ((s.state == setup_state::completed || s.state == setup_state::lingering) && s.final_len != 0) {
             if (out_message* d = out.next()) {
-                std::memcpy(d->data.data(), &buffers_[std::size_t{known} * max_out_size + s.invite_len], s.final_len);
+                std::memcpy(d->data.data(), store_of(known) + s.invite_len, s.final_len);
                 out.commit(s.local, s.caller, s.final_len);
             }
         } else if (s.state != setup_state::lingering) {
@@ -181,14 +184,22 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
         respond(a, 503, "Service Unavailable (draining)", out, true, t.retry.retry_after_s);
         return;
     }
-    const int route_group_index = route_group(t, a, true, out);
+    uint16_t route_index = no_fallback;
+    const int route_group_index = route_group(t, a, true, out, &route_index);
     if (route_group_index < 0) return;
     const auto group = static_cast<uint16_t>(route_group_index);
 
-    if (m.raw.size() > max_out_size) {
+    if (m.raw.size() > max_udp_message) {
         // More than we keep or forward: refused for its size (no peer could take it).
         stats_->add(proxy_counter::send_failed_too_big);
         respond(a, 513, {}, out);
+        return;
+    }
+    if (m.raw.size() > max_out_size && !large_free()) {
+        // Larger than a setup's own buffer, and every large one is held by a call being set up
+        // (proxy_large.cc): a temporary condition, 503 (RFC 3261 21.5.4) rather than 513.
+        stats_->add(proxy_counter::large_busy);
+        respond(a, 503, "Service Unavailable (large messages busy)", out, true, t.retry.retry_after_s);
         return;
     }
     if (setups_->full()) {
@@ -227,9 +238,11 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
     s.trunk = a.trunk;
     s.admitted = true;  // admit() counted it
     s.group = group;
+    s.route = route_index;  // its fallback, if any (proxy_fallback.cc)
     s.state = setup_state::calling;
     s.invite_len = static_cast<uint16_t>(m.raw.size());
-    std::memcpy(&buffers_[std::size_t{slot} * max_out_size], m.raw.data(), m.raw.size());
+    take_large(slot, m.raw.size());  // checked free above (large_free)
+    std::memcpy(store_of(slot), m.raw.data(), m.raw.size());
 
     respond(a, 100, {}, out);  // at once: the caller stops retransmitting
     first_attempt_ = true;
@@ -248,10 +261,12 @@ bool proxy::send_invite(const proxy_tables& t, uint32_t slot, uint64_t now, outb
     // The first attempt edits the INVITE just parsed; later ones re-parse the stored copy.
     const message* inv = msg_;
     if (!first_attempt_) {
-        const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
+        const std::string_view stored(store_of(slot), s.invite_len);
         if (parse(stored, *aux_) != error::none || !aux_->is_request()) return false;
         inv = aux_.get();
     }
+    // Outbound header and number rules toward this attempt's peer (proxy_rules.cc).
+    if (const uint32_t to = t.find_peer(s.peer.addr, s.peer.port); to != no_peer) inv = &rules_out(t, to, *inv);
     char branch[branch_stateful_len];
     write_branch(branch, txn_id{worker_, slot, s.gen, static_cast<uint8_t>(s.attempt & 0xf)});
     const endpoint local = s.out_local;
@@ -268,8 +283,13 @@ bool proxy::send_invite(const proxy_tables& t, uint32_t slot, uint64_t now, outb
     e.record_route = std::string_view(rr.top.data(), rr.top_len);
     e.record_route_2 = std::string_view(rr.second.data(), rr.second_len);
     e.decrement_max_forwards = true;
+    th_scratch th;  // topology hiding toward the peer's side (proxy_hiding.cc)
+    if (!th_invite(t, slot, *inv, {branch, branch_stateful_len}, local, e, th)) {
+        respond_upstream(slot, s.cancelled ? 487 : 513, false, 0, now, out);
+        return false;
+    }
     if (!media_body(*inv, s.callid_hash, media_leg::b, e)) return false;
-    const write_result w = edit(*inv, e, d->data);
+    const write_result w = edit_out(*inv, e, out, *d);
     if (too_big_for(w, s.peer)) {
         // With our Via and Record-Route it no longer fits its leg: no peer could receive it.
         // The caller hears now, rather than after every peer's no-response timer, and no peer
@@ -296,7 +316,8 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
     peer_put(s.peer_id);
     uint32_t p = no_peer;
     bool saw_full = false;  // a peer at its max_calls was passed over
-    if (s.group < t.groups.size() && s.attempt < t.retry.max_attempts && s.n_tried < max_tried) {
+    // A call that fell back counts its attempts in the fallback group from fallback_base.
+    if (s.group < t.groups.size() && s.attempt - s.fallback_base < t.retry.max_attempts && s.n_tried < max_tried) {
         const peer_group& g = t.groups[s.group];
         const uint8_t start_region = s.region_pos;
         while (s.region_pos < g.regions.size()) {
@@ -304,8 +325,9 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
             if (p != no_peer) break;
             ++s.region_pos;
         }
-        if (p != no_peer && s.region_pos != start_region && s.attempt != 0) stats_->add(proxy_counter::failover_region);
-        if (p == no_peer && s.attempt == 0 && !saw_full) {
+        if (p != no_peer && s.region_pos != start_region && s.attempt != s.fallback_base)
+            stats_->add(proxy_counter::failover_region);
+        if (p == no_peer && s.attempt == s.fallback_base && !saw_full) {
             // Every peer is marked down: rather than refuse the call, try them anyway in the
             // usual order (the marks are a guess from failures; a peer may be back already).
             // Not when peers that are up are only full: that is a refusal, below.
@@ -328,6 +350,7 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
     }
     if (p == no_peer) {
         // Every candidate failed (or none is up): the best answer we can give.
+        if (fallback_exhausted(slot, now, out)) return;  // the primary group's answer
         stats_->add(proxy_counter::exhausted);
         respond_upstream(slot, 503, true, t.retry.retry_after_s, now, out);
         return;
@@ -372,7 +395,7 @@ void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::strin
     setup& s = setups_->at(slot);
     out_message* d = out.next();
     if (d == nullptr) return;
-    const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
+    const std::string_view stored(store_of(slot), s.invite_len);
     parse(stored, *aux_);
     const message& inv = *aux_;
     if (inv.h_from == no_header || inv.h_to == no_header || inv.h_call_id == no_header) return;
@@ -381,7 +404,8 @@ void proxy::send_to_peer_simple(uint32_t slot, std::string_view meth, std::strin
     const endpoint local = s.out_local;
     char via[max_via_size];
     // As the INVITE's Via (RFC 3261 9.1, 17.1.1.3), oc advertised alike.
-    const std::size_t via_len = write_via(via, local, {branch, branch_stateful_len}, s.caller, oc_.policy.advertise);
+    std::size_t via_len = write_via(via, local, {branch, branch_stateful_len}, s.caller, oc_.policy.advertise);
+    if (s.th_hidden) via_len = without_via_source({via, via_len});  // topology hiding: no caller in it
     writer w(d->data);
     w.put(meth);
     w.put(" ");
@@ -407,7 +431,7 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
                              outbox& out, std::string_view reason) noexcept
 {
     setup& s = setups_->at(slot);
-    const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
+    const std::string_view stored(store_of(slot), s.invite_len);
     parse(stored, *aux_);
     char tag[12];
     put_hex(tag, s.callid_hash ^ setups_->key(slot), 12);
@@ -420,8 +444,10 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
     if (!reason.empty()) spec.reason = admission_reason(phrase, code, reason);
     via_splice oc;  // RFC 7339: our feedback, for a caller that advertised oc
     if (aux_->has_top_via && oc_stamp(*aux_, aux_->top_via, oc)) spec.top_via = &oc;
-    char* store = &buffers_[std::size_t{slot} * max_out_size + s.invite_len];
-    const write_result r = build_response(*aux_, spec, {store, max_out_size - s.invite_len});
+    char* store = store_of(slot) + s.invite_len;
+    // Kept no larger than an outbox message's own buffer, where it is repeated from.
+    const std::size_t room = store_room(slot) - s.invite_len;
+    const write_result r = build_response(*aux_, spec, {store, room < max_out_size ? room : max_out_size});
     s.final_len = r.ok() ? static_cast<uint16_t>(r.len) : 0;
     if (out_message* d = out.next()) {
         if (s.final_len != 0) {
@@ -432,6 +458,14 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
         }
     }
     stats_->add(proxy_counter::calls_failed);
+    await_ack(slot, now);
+}
+
+void proxy::await_ack(uint32_t slot, uint64_t now) noexcept
+{
+    // A final non-2xx went upstream: the call is over (its media, peer and admission counts
+    // go), the final is repeated on UDP until the ACK (Timer G), and the setup lingers for it.
+    setup& s = setups_->at(slot);
     media_end(s.callid_hash);
     peer_put(s.peer_id);
     call_done(slot);
@@ -447,7 +481,7 @@ void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
 {
     // The peer's response, our Via removed, to the caller; finals are kept for retransmission.
     setup& s = setups_->at(slot);
-    if (!has_second_via(*msg_)) {
+    if (!has_second_via(*msg_) && !has_hidden_via(*msg_)) {
         stats_->add(proxy_counter::stale_responses);  // only our Via: meant for us, not the caller
         return;
     }
@@ -458,15 +492,20 @@ void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
     }
     edits e;
     e.pop_via = true;
+    th_scratch th;  // topology hiding: the caller's Vias back, and hidden toward a hidden caller (proxy_hiding.cc)
+    const bool hide_in = s.trunk < tables_->trunks.size() && tables_->trunks[s.trunk].topology_hiding;
+    if (!th_response(*tables_, s.local, hide_in ? 1 : 0, nullptr, e, th)) return;
     media_body(*msg_, s.callid_hash, media_leg::a, e);  // refused: the answer goes on unchanged
     via_splice oc;  // RFC 7339: our feedback in the caller's Via, when it advertised oc
     if (oc_stamp_relayed(oc)) e.via_params = &oc;
-    const write_result r = edit(*msg_, e, d->data);
+    const write_result r = edit_out(*msg_, e, out, *d);
     if (!r.ok()) return;
     out.commit(s.local, s.caller, r.len);
-    if (msg_->status >= 300 && r.len <= max_out_size - s.invite_len) {
-        std::memcpy(&buffers_[std::size_t{slot} * max_out_size + s.invite_len], d->data.data(), r.len);
+    if (msg_->status >= 300 && d->large == nullptr && r.len <= store_room(slot) - s.invite_len) {
+        std::memcpy(store_of(slot) + s.invite_len, d->data.data(), r.len);
         s.final_len = static_cast<uint16_t>(r.len);
+    } else if (msg_->status >= 300) {
+        s.final_len = 0;  // not kept (no room): nor is an earlier one (proxy_fallback.cc) repeated
     }
 }
 
@@ -536,7 +575,8 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         next_attempt(t, h, slot, failure_cause::code, a.now_ms, out);
         return;
     }
-    if (!has_second_via(m)) {
+    if (fall_back(t, h, slot, code, a.now_ms, out)) return;  // the route's fallback group takes the call
+    if (!has_second_via(m) && !has_hidden_via(m)) {
         // A broken peer answered with our Via only: the caller still gets the verdict, built
         // from the INVITE we keep.
         respond_upstream(slot, code, false, 0, a.now_ms, out);
@@ -619,7 +659,7 @@ void proxy::fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uin
         // Retransmit our final upstream until the ACK (Timer G), doubling up to T2.
         if (s.t_retransmit != 0 && now >= s.t_retransmit && s.final_len != 0) {
             if (out_message* d = out.next()) {
-                std::memcpy(d->data.data(), &buffers_[std::size_t{slot} * max_out_size + s.invite_len], s.final_len);
+                std::memcpy(d->data.data(), store_of(slot) + s.invite_len, s.final_len);
                 out.commit(s.local, s.caller, s.final_len);
                 stats_->add(proxy_counter::retransmits_sent);
             }

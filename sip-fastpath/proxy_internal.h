@@ -39,6 +39,12 @@ inline endpoint leg_local(const endpoint& local, const endpoint& remote) noexcep
 /// The host of a message's Contact when it is an address literal (a name, or no Contact:
 /// nullopt). Defined in proxy.cc.
 std::optional<ip_address> contact_address(const message& m) noexcept;
+/// Whether a Route URI is one of our Record-Routes; `local` gets our endpoint it names.
+/// Defined in proxy.cc (its our_route).
+bool is_our_route(const proxy_tables& t, std::string_view raw, span uri_text, endpoint& local) noexcept;
+/// A URI's host (an address literal), port and transport as an endpoint; false for a name.
+/// Defined in proxy.cc.
+bool uri_target(std::string_view raw, span uri_text, endpoint& ep) noexcept;
 
 /// "Service Unavailable (trunk call limit)": the standard phrase of `code` and why admission
 /// refused, written into `buf` (cut to fit). Defined in proxy_admission.cc.
@@ -49,6 +55,9 @@ inline void bump(std::atomic<uint32_t>& a, int d) noexcept
 {
     sw_move(a, d);
 }
+
+/// proxy::setup::large when the setup keeps its INVITE in its own slot of buffers_.
+constexpr uint16_t no_large = 0xffff;
 
 enum class setup_state : uint8_t {
     free,
@@ -73,6 +82,9 @@ struct proxy::setup {
     bool provisional = false;  ///< a provisional other than 100 arrived on this call
     bool cancelled = false;
     bool cancel_sent = false;
+    /// Attempts made before the call moved to its route's fallback group (route_fallback.h;
+    /// 0: it has not): the group's attempts count from here. In padding: the size is unchanged.
+    uint8_t fallback_base = 0;
     uint16_t invite_len = 0;
     uint16_t final_len = 0;    ///< final response stored after the INVITE, for retransmission
     uint32_t peer_id = no_peer;
@@ -89,6 +101,7 @@ struct proxy::setup {
     endpoint out_local;        ///< our endpoint toward it: its trunk, its transport
     ip_address caller_contact; ///< the INVITE's Contact host (unspecified: a name or none), a dialog party
     uint16_t trunk = 0;        ///< the trunk the call arrived on (its FQDN in our Record-Route)
+    uint16_t route = no_fallback;  ///< the route it took, while it may still fall back; then no_fallback
     std::array<uint32_t, max_tried> tried{};
     /// When the current attempt's INVITE first left (ms), for its response time; 0 once its
     /// first response was reported. Read once per attempt: outside the hot first line.
@@ -96,6 +109,12 @@ struct proxy::setup {
     /// Counted against its trunk (`trunk`) and the node (admission.h) until it ends or its
     /// dialog takes the count over.
     bool admitted = false;
+    /// The current attempt's peer side is topology-hidden (proxy_hiding.cc): our CANCEL and ACK
+    /// toward it name no caller either.
+    bool th_hidden = false;
+    /// The large buffer holding its INVITE (proxy_large.cc), or no_large: its slot of
+    /// buffers_. In padding: the size is unchanged.
+    uint16_t large = no_large;
 };
 
 /// Whether our final response to the caller is repeated until its ACK (Timer G): on UDP only,
@@ -141,6 +160,10 @@ struct proxy::dialog_table {
         bool ending = false;
         bool admitted = false;  ///< holds its call's trunk and node counts (admission.h)
         uint16_t trunk = 0;     ///< the trunk the call arrived on (its count)
+        /// Topology hiding (proxy_hiding.cc): th_caller, the caller's side is hidden (its
+        /// trunk hides); th_callee, the callee's (its peer's trunk hides).
+        uint8_t hide = 0;
+        static constexpr uint8_t th_caller = 1, th_callee = 2;
 
         /// Whether `a` is a party of the dialog: the caller's signalling address or either
         /// side's Contact host (by address: a Contact may move to another port of its host).

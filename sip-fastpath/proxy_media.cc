@@ -41,7 +41,7 @@ void proxy::media_end(uint64_t call) noexcept
 void proxy::set_media(media_hook* m)
 {
     media_ = m;
-    if (!sdp_buf_) sdp_buf_ = std::make_unique<std::array<char, max_out_size>>();
+    if (!sdp_buf_) sdp_buf_ = std::make_unique<std::array<char, max_udp_message>>();
     if (!media_dialogs_) media_dialogs_.reset(new media_dialog[dialogs_->table.capacity()]);
 }
 
@@ -53,7 +53,7 @@ void proxy::media_dialog_started(uint32_t slot) noexcept
     if (d == none_slot) return;
     media_dialog& md = media_dialogs_[d];
     md.valid = false;
-    const std::string_view stored(&buffers_[std::size_t{slot} * max_out_size], s.invite_len);
+    const std::string_view stored(store_of(slot), s.invite_len);
     if (parse(stored, *aux_) != error::none) return;
     const message& inv = *aux_;
     const message& ok = *msg_;

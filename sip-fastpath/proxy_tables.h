@@ -19,12 +19,14 @@
 #include "sip-fastpath/overload_control.h"
 #include "sip-fastpath/admission.h"
 #include "sip-fastpath/overload_shed.h"
+#include "sip-fastpath/route_fallback.h"
 
 namespace sbc::sip {
 
 class route_matcher;  // Hyperscan databases, sip-fastpath/route_match.h
 class canary_matcher;  // canary selectors, sip-fastpath/canary_match.h
 class scanner_matcher;  // scanner signatures, sip-fastpath/scanner_match.h
+struct rule_tables;  // header and number rules, sip-fastpath/sip_rules.h
 
 /// A named SIP interface: where calls come in, and whom it takes them from.
 struct trunk {
@@ -39,6 +41,9 @@ struct trunk {
     std::vector<ip_prefix> allow;      ///< canonical (host bits clear)
     /// Its sources are trusted ([[trunk]] trusted): flood limits rate-limit them but never deny them.
     bool trusted = false;
+    /// [[trunk]] topology_hiding: what leaves toward this trunk's side carries nothing of the
+    /// other side of the call (sip-fastpath/topology_hiding.h).
+    bool topology_hiding = false;
     // Call admission (sip-fastpath/admission.h); 0: no limit.
     uint32_t max_calls = 0;         ///< concurrent calls that arrived on it
     uint32_t calls_per_second = 0;  ///< new calls per second (GCRA)
@@ -120,6 +125,7 @@ struct route {
     match_field field = match_field::ruri_user;
     std::string pattern;        ///< Hyperscan (PCRE subset) expression; empty: never matched (the default route)
     uint16_t peer_group = 0;
+    route_fallback fallback{};  ///< another group for some final codes (route_fallback.h)
 };
 
 struct retry_policy {
@@ -221,6 +227,10 @@ struct proxy_tables {
     std::shared_ptr<const canary_matcher> canaries;  ///< compiled canary patterns (null: no canary)
     std::shared_ptr<const scanner_matcher> scanner;  ///< [scanner] signatures and action (null: none)
     overload_policy overload;            ///< [overload]: when a worker sheds new requests
+    std::shared_ptr<const rule_tables> rules;  ///< header and number rules (null: none), sip-fastpath/sip_rules.h
+    /// Masks what topology hiding encodes (sip-fastpath/topology_hiding.h): random, made once
+    /// per process and kept across reloads (dialogs outlive snapshots).
+    uint64_t hiding_key = 0;
 
     /// Index of the trunk listening on (address, port), or -1. Trunks are few (one per local
     /// address and port); the receive step calls this once per message.

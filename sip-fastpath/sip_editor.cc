@@ -18,7 +18,8 @@ struct op {
   }
 };
 
-constexpr std::size_t max_ops = 24;  // every edit once, up to 4 Route values popped, a Via splice
+constexpr std::size_t max_ops = 48;  // every edit once, up to 4 Route values popped, a Via splice,
+                                     // and the Via and Record-Route lines topology hiding drops
 
 struct op_list {
   op ops[max_ops];
@@ -36,12 +37,14 @@ struct op_list {
     o.piece[1] = std::string_view(o.num, write_uint(o.num, v));
     o.piece[2] = after;
   }
-  // Stable: operations at one offset keep the order they were added in.
+  // Stable: operations at one offset keep the order they were added in, except that pure
+  // insertions go before an operation that removes input there (topology hiding drops the
+  // first Via or Record-Route line where another edit inserts).
   void sort() noexcept {
     for (std::size_t i = 1; i < n; ++i) {
       op tmp = ops[i];
       std::size_t j = i;
-      while (j > 0 && ops[j - 1].at > tmp.at) {
+      while (j > 0 && (ops[j - 1].at > tmp.at || (ops[j - 1].at == tmp.at && ops[j - 1].del != 0 && tmp.del == 0))) {
         ops[j] = ops[j - 1];
         --j;
       }
@@ -92,6 +95,32 @@ write_result edit(const message& m, const edits& e, std::span<char> out) noexcep
       ops.add(h.line.off, h.line.len);
     }
   }
+  if (e.drop_vias) {
+    // After push_via: at the first line's offset the insertion comes first (stable sort).
+    for (unsigned i = 0; i < m.header_count; ++i) {
+      if (m.headers[i].id != header_id::via) continue;
+      if (e.pop_via && i == m.h_via) continue;  // removed (in part) above already
+      if (ops.n + 12 > max_ops) return {error::no_space, 0};
+      ops.add(m.headers[i].line.off, m.headers[i].line.len);
+    }
+  }
+  if (!e.contact.empty() && m.h_contact != no_header) {
+    for (unsigned i = m.h_contact; i < m.header_count; ++i) {
+      if (m.headers[i].id != header_id::contact) continue;
+      if (ops.n + 12 > max_ops) return {error::no_space, 0};
+      if (i == m.h_contact)
+        ops.add(m.headers[i].value.off, m.headers[i].value.len).piece[0] = e.contact;
+      else
+        ops.add(m.headers[i].line.off, m.headers[i].line.len);
+    }
+  }
+  if (!e.push_route.empty()) {
+    // Before the pop_routes operations: at the first Route line's offset it comes first.
+    op& o = ops.add(m.h_route != no_header ? m.headers[m.h_route].line.off : blank, 0);
+    o.piece[0] = "Route: ";
+    o.piece[1] = e.push_route;
+    o.piece[2] = "\r\n";
+  }
   if (e.via_params != nullptr && !e.via_params->text.empty()) {
     const via_splice& sp = *e.via_params;
     for (uint8_t k = 0; k < sp.n_cut && k < sp.cut.size(); ++k) ops.add(sp.cut[k].off, sp.cut[k].len);
@@ -133,6 +162,14 @@ write_result edit(const message& m, const edits& e, std::span<char> out) noexcep
       o2.piece[0] = "Record-Route: ";
       o2.piece[1] = e.record_route_2;
       o2.piece[2] = "\r\n";
+    }
+  }
+  if (e.drop_record_routes) {
+    // After record_route: at the first line's offset the insertion comes first.
+    for (unsigned i = 0; i < m.header_count; ++i) {
+      if (m.headers[i].id != header_id::record_route) continue;
+      if (ops.n + 8 > max_ops) return {error::no_space, 0};
+      ops.add(m.headers[i].line.off, m.headers[i].line.len);
     }
   }
   if (e.decrement_max_forwards && m.is_request()) {

@@ -31,6 +31,12 @@ struct edits {
   std::string_view content_type;         // with replace_body: new Content-Type, empty: keep
   const via_splice* via_params = nullptr; // RFC 7339 feedback: cuts and text in one Via element
                                           // (not the one pop_via removes)
+  // Topology hiding (sip-fastpath/topology_hiding.h):
+  bool drop_vias = false;                // remove every Via line (with push_via: ours is the only one)
+  bool drop_record_routes = false;       // remove every Record-Route line (record_route: ours only)
+  std::string_view contact;              // new value of the first Contact line (others removed); empty: keep
+  std::string_view push_route;           // Route value(s) put where the first Route line is (after
+                                         // what pop_routes removes), else before the blank line
 };
 
 /// Writes m with `e` applied into out and returns its length. The output always carries a

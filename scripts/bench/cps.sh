@@ -19,8 +19,18 @@
 #     not computed; the table sizes per entry are printed too). From the first run.
 #   Targets (issue 4): calls_per_s >= 100000, bytes_per_call <= 2048.
 #
+# With a rule set (issue 12): RULES_CONFIG (default scripts/bench/cps_rules.toml; "" skips it)
+#   names a second configuration, measured in the same run against BASE_CONFIG (default
+#   scripts/bench/cps_base.toml, the same without the rules). Both are built by sbcd's own
+#   loader and builder (cps_bench --config) and run alternately, A then B, RUNS times each, so
+#   that the machine's drift falls on both; B's runs hold no calls (HOLD is A's: memory per
+#   call is A's figure). Printed before the last line:
+#   cps_rules: calls_per_s=B base_calls_per_s=A ratio=B/A     (target: ratio >= 0.7)
+#   BASE_CONFIG="" runs A on cps_bench's hand-built tables instead.
+#
 # Usage (root): scripts/bench/cps.sh    env: SECONDS_PER_RUN (3), RUNS (3), HOLD (20000),
-#                                          BUILD_DIR (build), MAIN_CPU (0), WORKER_CPU (1)
+#                                          BUILD_DIR (build), MAIN_CPU (0), WORKER_CPU (1),
+#                                          BASE_CONFIG, RULES_CONFIG (above)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/bench/lib.sh
@@ -29,6 +39,8 @@ cd "$(dirname "$0")/../.."
 seconds=${SECONDS_PER_RUN:-3}
 runs=${RUNS:-3}
 hold=${HOLD:-20000}
+base_config=${BASE_CONFIG-scripts/bench/cps_base.toml}
+rules_config=${RULES_CONFIG-scripts/bench/cps_rules.toml}
 
 need_root cps.sh
 build_bench tests/bench/cps_bench
@@ -37,17 +49,34 @@ logs=$(mktemp -d /tmp/sbc-cps-bench.XXXXXX)
 trap 'rm -rf "$logs"' EXIT
 
 : > "$logs/cps"
+: > "$logs/cps_rules"
 bytes=""
-for r in $(seq 1 "$runs"); do
-  log="$logs/run.$r.log"
-  h=$hold; [ "$r" -gt 1 ] && h=0
-  "$build/tests/bench/cps_bench" --seconds "$seconds" --warmup 1 --hold "$h" -- \
+# bench NAME HOLD CONFIG OUT: one cps_bench run (CONFIG "": the hand-built tables); its calls per
+# second appended to OUT, its report lines printed as "NAME: ...".
+bench() {
+  local name=$1 h=$2 config=$3 out=$4 log="$logs/${1// /_}.log" c
+  local args=(--seconds "$seconds" --warmup 1 --hold "$h")
+  [ -n "$config" ] && args+=(--config "$config")
+  "$build/tests/bench/cps_bench" "${args[@]}" -- \
     --lcores "0@${main_cpu},1@${worker_cpu}" --no-huge -m 2048 --no-pci \
-    --file-prefix="sbc-cps-$$-$r" --log-level=lib.eal:error --log-level=user1:warning >"$log" 2>&1 ||
+    --file-prefix="sbc-cps-$$-${name// /_}" --log-level=lib.eal:error --log-level=user1:warning >"$log" 2>&1 ||
     { tail -20 "$log" >&2; exit 1; }
-  grep -E '^(memory|throughput|proxy|drop):' "$log" | sed "s/^/run $r: /"
+  grep -E '^(tables|memory|throughput|proxy|drop):' "$log" | sed "s/^/$name: /"
   c=$(sed -n 's/^cps: calls_per_s=\([0-9.]*\).*/\1/p' "$log")
-  echo "$c" >> "$logs/cps"
+  echo "$c" >> "$out"
   [ -z "$bytes" ] && bytes=$(sed -n 's/^cps: .*bytes_per_call=\([0-9.]*\).*/\1/p' "$log")
+  return 0
+}
+a_config=""; [ -n "$rules_config" ] && a_config=$base_config
+for r in $(seq 1 "$runs"); do
+  h=$hold; [ "$r" -gt 1 ] && h=0
+  bench "run $r" "$h" "$a_config" "$logs/cps"
+  [ -n "$rules_config" ] && bench "run $r rules" 0 "$rules_config" "$logs/cps_rules"
 done
-printf 'cps: calls_per_s=%.0f bytes_per_call=%.0f\n' "$(median < "$logs/cps")" "$bytes"
+a=$(median < "$logs/cps")
+if [ -n "$rules_config" ]; then
+  b=$(median < "$logs/cps_rules")
+  printf 'cps_rules: calls_per_s=%.0f base_calls_per_s=%.0f ratio=%s config=%s base_config=%s\n' "$b" "$a" \
+    "$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "na" }')" "$rules_config" "${a_config:-hand-built}"
+fi
+printf 'cps: calls_per_s=%.0f bytes_per_call=%.0f\n' "$a" "$bytes"

@@ -19,7 +19,9 @@
 // share are printed too (below 100 % busy the generator, not the worker, was the limit).
 // Last line: `cps: calls_per_s=X bytes_per_call=Y`. Driven by scripts/bench/cps.sh.
 //
-//   cps_bench [--seconds N] [--warmup N] [--window N] [--hold N] [--setups N] -- EAL args
+//   cps_bench [--seconds N] [--warmup N] [--window N] [--hold N] [--setups N] [--config SBC_TOML] -- EAL args
+// --config: the proxy tables built from an sbc.toml by sbcd's loader and builder (cps_tables.h;
+// scripts/bench/cps_base.toml and cps_rules.toml), instead of the hand-built ones.
 // Main lcore: the generator; one worker lcore: the worker loop.
 #include <unistd.h>
 
@@ -54,6 +56,7 @@
 #include "dataplane/worker.h"
 #include "sip-fastpath/proxy_internal.h"
 #include "bench_common.h"
+#include "tests/bench/cps_tables.h"
 
 namespace {
 
@@ -172,14 +175,54 @@ struct generator {
         send(caller_mac, caller_ip, {b, t.size()});
     }
 
-    void in_dialog(uint32_t id, std::string_view method, unsigned cseq)
+    /// What a caller's in-dialog requests take from the 200 (RFC 3261 12.1.2): the remote
+    /// target (its Contact), the route set (its Record-Routes, reversed) and To with the tag,
+    /// as a UA does, so that whatever the SBC writes there (topology hiding) is followed.
+    struct dialog_view {
+        std::string_view target;
+        std::array<std::string_view, 8> rr{};  ///< Record-Route values in the order received
+        std::size_t n_rr = 0;
+        std::string_view to;
+    };
+
+    static dialog_view view_of(std::string_view msg)
     {
-        char b[1024];
+        dialog_view v;
+        std::size_t pos = msg.find("\r\n") + 2;
+        while (pos < msg.size()) {
+            const std::size_t e = msg.find("\r\n", pos);
+            if (e == std::string_view::npos || e == pos) break;
+            const std::string_view line = msg.substr(pos, e - pos);
+            if (line.starts_with("Record-Route: ") && v.n_rr < v.rr.size()) v.rr[v.n_rr++] = line.substr(14);
+            else if (line.starts_with("To: ")) v.to = line.substr(4);
+            else if (line.starts_with("Contact: ")) {
+                const std::size_t l = line.find('<'), r = line.find('>');
+                if (l != std::string_view::npos && r != std::string_view::npos && r > l) v.target = line.substr(l + 1, r - l - 1);
+            }
+            pos = e + 2;
+        }
+        return v;
+    }
+
+    /// `v` null: the fixed dialog of a plain SBC (held calls ended at the end of phase 1).
+    void in_dialog(uint32_t id, std::string_view method, unsigned cseq, const dialog_view* v = nullptr)
+    {
+        char b[2048];
         text t(b);
-        t << method << " sip:bob@198.18.0.11:5060 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-" << method;
-        t.hex(id) << "\r\nRoute: <sip:198.18.0.1:5060;lr;w=00>\r\nMax-Forwards: 70\r\nFrom: <sip:alice@198.18.0.2>;tag=f";
-        t.hex(id) << "\r\nTo: <sip:bob@198.18.0.1>;tag=t";
-        t.hex(id) << "\r\nCall-ID: ";
+        t << method << " " << (v != nullptr && !v->target.empty() ? v->target : "sip:bob@198.18.0.11:5060")
+          << " SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-" << method;
+        t.hex(id) << "\r\n";
+        if (v == nullptr) t << "Route: <sip:198.18.0.1:5060;lr;w=00>\r\n";
+        for (std::size_t k = v != nullptr ? v->n_rr : 0; k > 0; --k) t << "Route: " << v->rr[k - 1] << "\r\n";
+        t << "Max-Forwards: 70\r\nFrom: <sip:alice@198.18.0.2>;tag=f";
+        t.hex(id) << "\r\nTo: ";
+        if (v != nullptr && !v->to.empty()) {
+            t << v->to;
+        } else {
+            t << "<sip:bob@198.18.0.1>;tag=t";
+            t.hex(id);
+        }
+        t << "\r\nCall-ID: ";
         t.hex(id) << "@cps.bench\r\nCSeq: ";
         t.dec(cseq) << " " << method << "\r\nContent-Length: 0\r\n\r\n";
         send(caller_mac, caller_ip, {b, t.size()});
@@ -271,8 +314,9 @@ struct generator {
                     --in_flight;
                 } else {
                     ++established;
-                    in_dialog(id, "ACK", 1);
-                    if (!hold) in_dialog(id, "BYE", 2);
+                    const dialog_view v = view_of(msg);
+                    in_dialog(id, "ACK", 1, &v);
+                    if (!hold) in_dialog(id, "BYE", 2, &v);
                 }
             } else if (!msg.starts_with("SIP/2.0 100") && !msg.starts_with("SIP/2.0 180")) {
                 if (unexpected++ < 3) std::printf("unexpected to caller: %.*s\n", 60, msg.data());
@@ -318,6 +362,7 @@ int main(int argc, char** argv)
     double seconds = 3, warmup = 1;
     uint64_t window = 4096, hold_n = 20000;
     uint32_t setups = 1u << 20;
+    const char* config = nullptr;  ///< an sbc.toml to build the proxy tables from (cps_tables.h)
     int i = 1;
     for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
         const std::string a = argv[i];
@@ -326,8 +371,10 @@ int main(int argc, char** argv)
         else if (a == "--window" && i + 1 < argc) window = std::strtoull(argv[++i], nullptr, 10);
         else if (a == "--hold" && i + 1 < argc) hold_n = std::strtoull(argv[++i], nullptr, 10);
         else if (a == "--setups" && i + 1 < argc) setups = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
+        else if (a == "--config" && i + 1 < argc) config = argv[++i];
         else {
-            std::fprintf(stderr, "usage: cps_bench [--seconds N] [--warmup N] [--window N] [--hold N] [--setups N] -- EAL args\n");
+            std::fprintf(stderr, "usage: cps_bench [--seconds N] [--warmup N] [--window N] [--hold N] [--setups N] "
+                                 "[--config SBC_TOML] -- EAL args\n");
             return 2;
         }
     }
@@ -360,25 +407,6 @@ int main(int argc, char** argv)
     std::memcpy(g.sbc_mac, rt->ports[0].mac.addr_bytes, 6);
     g.events = rt->events;
 
-    auto tables = std::make_shared<sip::proxy_tables>();
-    sip::trunk tr;
-    tr.name = "access";
-    tr.address = sbc::ip_address::v4(sbc_ip);
-    tr.port = sip_port;
-    tr.allow.push_back(sbc::ip_prefix{sbc::ip_address::v4(ip4(198, 18, 0, 0)), 24});
-    tables->trunks.push_back(tr);
-    sip::peer pe;
-    pe.name = "r1/callee";
-    pe.address = sbc::ip_address::v4(callee_ip);
-    pe.port = sip_port;
-    pe.weight = 10;
-    tables->peers.push_back(pe);
-    tables->index_peers();
-    tables->regions.push_back({"r1", {0}});
-    tables->groups.push_back({"g1", {0}, sip::selector::srv});
-    tables->routes.push_back({"default", sip::match_field::ruri_user, ".*", 0});
-    tables->default_route = 0;
-    for (uint16_t c : {408, 503, 504}) tables->retry.codes.set(c);
     auto snap = std::make_unique<dp::snapshot>();
     snap->generation = 1;
     dp::interface_info ifc;
@@ -386,6 +414,13 @@ int main(int argc, char** argv)
     ifc.port_id = static_cast<uint16_t>(port);
     ifc.address = {sbc::ip_address::v4(sbc_ip), 24};
     std::memcpy(ifc.mac.data(), g.sbc_mac, 6);
+    // Hand-built, or built from --config as sbcd would (the rule-set run of cps.sh).
+    const auto tables = sbc::bench::cps_tables(config, ifc, error);
+    if (tables == nullptr) {
+        std::fprintf(stderr, "cps_bench: %s\n", error.c_str());
+        return 1;
+    }
+    std::printf("tables: %s\n", config != nullptr ? config : "hand-built");
     snap->interfaces.push_back(ifc);
     snap->proxy = tables;
     snap->index_interfaces();

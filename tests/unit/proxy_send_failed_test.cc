@@ -67,7 +67,7 @@ struct harness {
     {
         std::vector<sent> r;
         for (uint32_t i = 0; i < out->n; ++i)
-            r.push_back({out->msgs[i].src, out->msgs[i].dst, std::string(out->msgs[i].data.data(), out->msgs[i].len)});
+            r.push_back({out->msgs[i].src, out->msgs[i].dst, std::string(out->msgs[i].bytes())});
         for (uint32_t i = 0; i < out->n_events; ++i) events.push_back(out->events[i]);
         out->clear();
         return r;
@@ -173,10 +173,10 @@ TEST(proxy_send_failed, an_invite_too_big_for_udp_once_forwarded_is_answered_513
     EXPECT_EQ(hx.px.stats().active_by_peer[0].load() + hx.px.stats().active_by_peer[1].load(), 0u);
 }
 
-TEST(proxy_send_failed, an_invite_larger_than_the_proxy_keeps_is_answered_513_not_503)
+TEST(proxy_send_failed, an_invite_larger_than_one_datagram_is_answered_513_not_503)
 {
     harness hx;
-    auto out = hx.deliver(invite("huge", max_out_size + 200), caller);
+    auto out = hx.deliver(invite("huge", max_udp_message + 10), caller);
     EXPECT_NE(find_to(out, caller, "SIP/2.0 513"), nullptr);
     EXPECT_FALSE(any_invite_to_a_peer(out));
     EXPECT_EQ(hx.stat(proxy_counter::send_failed_too_big), 1u);
