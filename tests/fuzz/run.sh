@@ -36,12 +36,12 @@ engine=("$root"/sip-fastpath/sip_check.cc "$root"/sip-fastpath/sip_editor.cc
 # The proxy target also needs the proxy and its tables: every other source of sip-fastpath/
 # (the sbc-sipcheck tool's own files live in app/), so that a new proxy file cannot be
 # forgotten here, and the address vocabulary of common/ it speaks; route and canary matching
-# link Hyperscan.
+# link Hyperscan, header and number rules PCRE2.
 proxy_sources=("$root"/common/*.cc)
 for f in "$root"/sip-fastpath/*.cc; do
   [[ " ${engine[*]} " == *" $f "* ]] || proxy_sources+=("$f")
 done
-proxy_sources+=(-isystem /usr/include/hs -lhs)
+proxy_sources+=(-isystem /usr/include/hs -lhs $(pkg-config --cflags --libs libpcre2-8))
 
 per=$(( total / ${#targets[@]} ))
 [ "$per" -lt 1 ] && per=1
