@@ -323,7 +323,8 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
     if (m.h_route != no_header && forward_in_dialog(t, h, a, out)) return;
     // Topology hiding: in-dialog without a Route, to our address or the Contact we wrote
     // (a UA that ignores Record-Route): by the dialog (proxy_hiding.cc).
-    if (m.to.has_tag && m.h_route == no_header && th_forward(t, h, a, out)) return;
+    if (m.to.has_tag && m.h_route == no_header && th_forward(t, h, a, dialogs_->find(hash_bytes(m.call_id())), out))
+        return;
     const bool has_to_tag = m.to.has_tag;
     switch (m.req_method) {
     case method::invite:
@@ -410,14 +411,14 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const peer_health& h, const
         if (err != error::none) route_left = true;
     }
     if (ours == 0) return false;
-    if (th_forward(t, h, a, out)) return true;  // a topology-hidden dialog (proxy_hiding.cc)
     const uint64_t call = hash_bytes(m.call_id());
+    const uint32_t dl = dialogs_->find(call);
+    if (th_forward(t, h, a, dl, out)) return true;  // a topology-hidden dialog (proxy_hiding.cc)
     // Toward a caller that connected to us (TCP, TLS): on its connection, whatever its Contact
     // or our Route say (RFC 3261 18.1.1, RFC 5626: it may not be reachable otherwise). Toward a
     // peer the connection is left to the stream thread (connection 0: its persistent one to
     // that peer, which also carried the INVITE): simplest, and right after a reconnect.
     bool to_caller_conn = false;
-    const uint32_t dl = dialogs_->find(call);
     if (dl != none_slot) {
         const dialog_table::entry& de = dialogs_->table.at(dl);
         if (is_stream(de.caller.proto) && !de.caller.same_place(a.src)) {

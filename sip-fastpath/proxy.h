@@ -349,7 +349,8 @@ private:
     /// (the route set it hid given back), or without one to our address or the Contact we
     /// wrote (the other side's target from the dialog); hidden toward a hidden side. False
     /// when it is not such a request (the usual handling goes on).
-    bool th_forward(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept;
+    /// `dl`: the request's dialog slot (none_slot: none), looked up once by the caller.
+    bool th_forward(const proxy_tables& t, const peer_health& h, const sip_input& a, uint32_t dl, outbox& out) noexcept;
     /// Setup `slot`'s call was answered (the 2xx in msg_) into dialog slot `d`: which sides
     /// it hides, and the callee's target when it does.
     void th_dialog_started(uint32_t slot, uint32_t d) noexcept;

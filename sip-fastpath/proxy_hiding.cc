@@ -314,13 +314,13 @@ void proxy::th_dialog_started(uint32_t slot, uint32_t d) noexcept
     std::memcpy(tg.uri.data(), c.data(), tg.len);
 }
 
-bool proxy::th_forward(const proxy_tables& t, const peer_health& h, const sip_input& a, outbox& out) noexcept
+bool proxy::th_forward(const proxy_tables& t, const peer_health& h, const sip_input& a, uint32_t dl,
+                       outbox& out) noexcept
 {
     const message& m = *msg_;
-    const uint64_t call = hash_bytes(m.call_id());
-    const uint32_t dl = dialogs_->find(call);
     if (dl == none_slot || dialogs_->table.at(dl).hide == 0) return false;
     const dialog_table::entry& de = dialogs_->table.at(dl);
+    const uint64_t call = dialogs_->table.key(dl);  // the Call-ID hash the dialog is kept by
     const uint64_t key = t.hiding_key;
     th_scratch th;
     // Our Route entries on top go (as forward_in_dialog pops them); one may hold the route set
