@@ -397,6 +397,9 @@ private:
     void await_ack(uint32_t slot, uint64_t now) noexcept;
     void respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s, uint64_t now,
                           outbox& out, std::string_view reason = {}) noexcept;
+    /// The edits that take a peer's response of call `s` to its caller: our Via off, topology
+    /// hiding's restores, the anchored media's SDP. False: a hidden value did not decode (counted).
+    bool upstream_edits(const proxy_tables& t, const setup& s, edits& e, th_scratch& th) noexcept;
     void relay_upstream(uint32_t slot, outbox& out) noexcept;
     bool relay_by_via(const sip_input& a, outbox& out) noexcept;
     void respond(const sip_input& a, uint16_t code, std::string_view reason, outbox& out, bool retry_after = false,

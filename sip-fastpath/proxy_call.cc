@@ -477,6 +477,16 @@ void proxy::await_ack(uint32_t slot, uint64_t now) noexcept
     arm(slot);
 }
 
+bool proxy::upstream_edits(const proxy_tables& t, const setup& s, edits& e, th_scratch& th) noexcept
+{
+    e.pop_via = true;
+    // Topology hiding: the caller's Vias back, and hidden toward a hidden caller (proxy_hiding.cc).
+    const bool hide_in = s.trunk < t.trunks.size() && t.trunks[s.trunk].topology_hiding;
+    if (!th_response(t, s.local, hide_in ? 1 : 0, nullptr, e, th)) return false;
+    media_body(*msg_, s.callid_hash, media_leg::a, e);  // refused: the answer goes on unchanged
+    return true;
+}
+
 void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
 {
     // The peer's response, our Via removed, to the caller; finals are kept for retransmission.
@@ -491,11 +501,8 @@ void proxy::relay_upstream(uint32_t slot, outbox& out) noexcept
         return;
     }
     edits e;
-    e.pop_via = true;
-    th_scratch th;  // topology hiding: the caller's Vias back, and hidden toward a hidden caller (proxy_hiding.cc)
-    const bool hide_in = s.trunk < tables_->trunks.size() && tables_->trunks[s.trunk].topology_hiding;
-    if (!th_response(*tables_, s.local, hide_in ? 1 : 0, nullptr, e, th)) return;
-    media_body(*msg_, s.callid_hash, media_leg::a, e);  // refused: the answer goes on unchanged
+    th_scratch th;
+    if (!upstream_edits(*tables_, s, e, th)) return;
     via_splice oc;  // RFC 7339: our feedback in the caller's Via, when it advertised oc
     if (oc_stamp_relayed(oc)) e.via_params = &oc;
     const write_result r = edit_out(*msg_, e, out, *d);

@@ -26,11 +26,8 @@ bool proxy::fall_back(const proxy_tables& t, const peer_health& h, uint32_t slot
     // A later final relayed or built for the caller takes its place.
     s.final_len = 0;
     edits e;
-    e.pop_via = true;
-    th_scratch th;  // topology hiding: edited as relay_upstream edits it (proxy_hiding.cc)
-    const bool hide_in = s.trunk < t.trunks.size() && t.trunks[s.trunk].topology_hiding;
-    if ((has_second_via(*msg_) || has_hidden_via(*msg_)) && th_response(t, s.local, hide_in ? 1 : 0, nullptr, e, th)) {
-        media_body(*msg_, s.callid_hash, media_leg::a, e);  // refused: the answer goes on unchanged
+    th_scratch th;
+    if ((has_second_via(*msg_) || has_hidden_via(*msg_)) && upstream_edits(t, s, e, th)) {  // as relay_upstream
         // The setup's store (proxy_large.cc), kept no larger than an outbox message's buffer.
         const std::size_t room = store_room(slot) - s.invite_len;
         const std::span<char> store(store_of(slot) + s.invite_len, room < max_out_size ? room : max_out_size);
