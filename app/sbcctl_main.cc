@@ -22,6 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control/capture_text.h"
+#include "control/cdr_format.h"
 #include "control/commands.h"
 #include "control/config.h"
 #include "control/control_socket.h"
@@ -271,6 +273,66 @@ int cmd_deny(const options& o, std::span<const std::string> args)
     return exit_ok;
 }
 
+// capture start [--match FIELD:PATTERN]... [--max-mb N] [--seconds S] FILE | stop | status
+int cmd_capture(const options& o, std::span<const std::string> args)
+{
+    std::string error;
+    char cwd[4096];
+    const auto request = ctl::capture_request_json(args, getcwd(cwd, sizeof cwd) != nullptr ? cwd : "", error);
+    if (!request) throw usage_error{error};
+    auto r = ask(o, *request);
+    if (!r) return exit_daemon;
+    std::cout << (o.json ? r->dump(2) + "\n" : ctl::render_capture_text(*r));
+    return exit_ok;
+}
+
+// cdr tail [-n N] [--follow]: the last records as a table (control/cdr_format.h), then, with
+// --follow, the new ones every 500 ms until interrupted; --json: each record's JSON line.
+int cmd_cdr(const options& o, std::span<const std::string> args)
+{
+    if (args.empty() || args[0] != "tail") throw usage_error{"cdr takes tail [-n N] [--follow]"};
+    uint64_t n = 20;
+    bool follow = false;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        if (args[i] == "--follow" || args[i] == "-f") {
+            follow = true;
+        } else if (args[i] == "-n") {
+            if (i + 1 >= args.size()) throw usage_error{"-n needs a number of records"};
+            const double v = parse_positive("-n", args[++i]);
+            if (v != static_cast<double>(static_cast<uint64_t>(v))) throw usage_error{"-n expects a whole number"};
+            n = static_cast<uint64_t>(v);
+        } else {
+            throw usage_error{"cdr tail: unknown argument '" + args[i] + "'"};
+        }
+    }
+    json request = request_for(ctl::command_id::cdr);
+    request["action"] = "tail";
+    request["n"] = n;
+    auto r = ask(o, request);
+    if (!r) return exit_daemon;
+    auto print = [&](const json& answer, bool header) {
+        if (o.json) {
+            for (const auto& rec : answer.value("records", json::array())) std::cout << rec.dump() << "\n";
+        } else {
+            std::cout << ctl::render_cdr_text(answer, header);
+        }
+        std::cout.flush();
+    };
+    print(*r, true);
+    if (!follow || !r->value("enabled", false)) return exit_ok;
+    uint64_t seq = r->value("last_seq", uint64_t{0});
+    for (;;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        json since = request_for(ctl::command_id::cdr);
+        since["action"] = "since";
+        since["seq"] = seq;
+        auto next = ask(o, since);
+        if (!next) return exit_daemon;
+        if (!next->value("records", json::array()).empty()) print(*next, false);
+        seq = next->value("last_seq", seq);
+    }
+}
+
 int cmd_help(const options&, std::span<const std::string>);
 
 std::string wrap(std::string_view text, const std::string& indent, std::size_t width)
@@ -313,6 +375,11 @@ std::string usage()
         s += "  " + std::string(c.name) + (c.args.empty() ? "" : " " + std::string(c.args)) + "\n";
         s += wrap(c.help, "      ", 80);
     }
+    s += "\nexamples:\n"
+         "  sbcctl status                          node, interfaces, workers\n"
+         "  sbcctl --json stats | jq .drops        counters as JSON\n"
+         "  sbcctl peer drain NAME                 take a peer (as `sbcctl peers` names it) out of rotation\n"
+         "  sbcctl drain --wait --timeout 600      stop taking calls, return when sbcd has exited\n";
     s += "\nexit status: 0 success, 1 sbcd not reachable or answered with an error, 2 usage error\n";
     return s;
 }
@@ -338,6 +405,8 @@ constexpr std::array<handler, ctl::command_count> handlers = [] {
     h[static_cast<std::size_t>(ctl::command_id::reload)] = cmd_reload;
     h[static_cast<std::size_t>(ctl::command_id::conns)] = cmd_conns;
     h[static_cast<std::size_t>(ctl::command_id::deny)] = cmd_deny;
+    h[static_cast<std::size_t>(ctl::command_id::capture)] = cmd_capture;
+    h[static_cast<std::size_t>(ctl::command_id::cdr)] = cmd_cdr;
     h[static_cast<std::size_t>(ctl::command_id::help)] = cmd_help;
     return h;
 }();

@@ -31,9 +31,15 @@ The sbc session border controller daemon.
                       (lcores, memory, devices, file prefix) and [dpdk].eal_args
 
 Signals: SIGINT and SIGTERM stop the daemon cleanly (ports stopped, exit 0); SIGHUP re-reads
-the config (like `sbcctl reload`): a file with problems is refused and the running config stays.
+the config (like `sbcctl reload`): a file with problems is refused and the running config stays;
+it also reopens the [cdr] file (after logrotate moved it).
 Operate it with sbcctl (status, stats, top) over [node].control_socket, and scrape
 /metrics and /healthz on [node].management_http.
+
+Examples:
+  sbcd --config /etc/sbc/sbc.toml --check     validate a file before (re)loading it
+  sbcd --config /etc/sbc/sbc.toml             run in the foreground (systemd: sbcd.service)
+  sbcd -c sbc.toml -- --log-level=pmd.net.ice:debug   pass an EAL option through
 
 Exit codes: 0 clean stop, 1 runtime failure (EAL, ports, sockets), 2 bad usage or config.
 )";
@@ -148,6 +154,7 @@ int main(int argc, char** argv)
         po.stream_message_bytes = cfg.streams.max_message_bytes;
         po.af_packet_max_datagram = cfg.dpdk.af_packet_max_datagram;
         po.large_setups_per_worker = cfg.limits.large_messages_per_worker;
+        po.cdr_ring = cfg.cdr.enabled() ? cfg.cdr.ring : 0;  // [cdr]: each worker's ring of call records
         auto rt = sbc::dataplane::start_dataplane(devices, po, error);
         if (!rt) {
             std::fprintf(stderr, "sbcd: %s\n", error.c_str());
@@ -163,6 +170,7 @@ int main(int argc, char** argv)
                 rc = loop.run();
             }
             sbc::dataplane::stop_dataplane(*rt);
+            loop.finish_cdr();  // the records the workers left in their rings (calls ended by the stop)
         }
         sbc::control::retire_snapshot(rt->shared->snap);
     }

@@ -39,6 +39,11 @@ constexpr const char* usage =
     "  --peer NAME       the peer it goes to: a static peer's name or REGION/A.B.C.D:PORT\n"
     "  --help            this text\n"
     "\n"
+    "Examples:\n"
+    "  sbc-sipcheck invite.txt                       is this message valid, what would sbcd do\n"
+    "  sbc-sipcheck --json captured/*.sip            one JSON line per file\n"
+    "  sbc-sipcheck --config sbc.toml --trunk carrier invite.txt   the rules' effect on it\n"
+    "\n"
     "Exit status: 0 all messages valid, 1 some invalid or unreadable, 2 usage error\n"
     "(or, with --config, a refused config, an unknown trunk or peer).\n";
 

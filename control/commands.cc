@@ -62,6 +62,23 @@ constexpr std::array<command_info, command_count> table{{
      "at once. Workers report untrusted sources over their rate or sending malformed messages; the control "
      "core denies them for deny_s",
      true, "\"action\": list|add|remove; add, remove: \"address\": A.B.C.D; add: \"seconds\": N, \"reason\": TEXT"},
+    {command_id::capture, "capture", own, "start [--match FIELD:PATTERN]... [--max-mb N] [--seconds S] FILE | stop | status",
+     "SIP capture to a pcap file that sbcd writes (tshark, Wireshark, sngrep read it): every SIP message over UDP "
+     "in and out, as on the wire, or only those where any --match holds: FIELD callid, from, to (whole header "
+     "value), ruri or source (the other side as A.B.C.D:PORT), PATTERN a Hyperscan/PCRE expression; the "
+     "messages sbcd sends in answer to a matching one are kept with it. The file stops at N MiB (default 100) "
+     "or after S seconds (default 0: until `capture stop`); one capture at a time; status shows the file, "
+     "messages and bytes written, drops by reason and why it stopped",
+     true, "\"action\": start|stop|status; start: \"file\": PATH, \"match\": [FIELD:PATTERN...], \"max_mb\": N, \"seconds\": S"},
+    {command_id::cdr, "cdr", own, "tail [-n N] [--follow]",
+     "call detail records ([cdr]): the last N records sbcd wrote (default 20, at most the 1000 it keeps) as a "
+     "table: start time, Call-ID (cut to 20), From and To users, trunk, every peer tried as NAME:OUTCOME[/CODE] "
+     "(outcome answered, code, timeout, icmp, connection, cancelled or not_sent), final code and who sent it "
+     "(peer or sbc), setup time to the answer in ms, duration in s, why it ended (failed, cancelled, "
+     "bye_caller, bye_callee, media_timeout, bye_timeout, drain, refused) and the estimated MOS of each "
+     "direction (A: from the caller, B: from the callee). --follow then prints new records every 500 ms "
+     "until interrupted; --json prints each record as its JSON line in the file",
+     true, "\"action\": tail|since; tail: \"n\": N; since: \"seq\": SEQ (the records after it)"},
     {command_id::help, "help", ignored, "", "this text", false, "(sbcctl only)"},
 }};
 

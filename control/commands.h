@@ -12,7 +12,7 @@
 namespace sbc::control {
 
 /// One per row of commands(); indexes the handler arrays of sbcctl and of the control loop.
-enum class command_id : uint8_t { status, stats, calls, peers, top, peer, drain, reload, conns, deny, help };
+enum class command_id : uint8_t { status, stats, calls, peers, top, peer, drain, reload, conns, deny, capture, cdr, help };
 inline constexpr std::size_t command_count = static_cast<std::size_t>(command_id::help) + 1;
 
 /// What sbcctl does with the words after the command's name.

@@ -7,6 +7,7 @@
 // index ("interface[1].address"), because a broken entry may have no usable name.
 #include "control/config.h"
 
+#include "control/config_dscp.h"
 #include "control/config_reader.h"
 
 #include <fstream>
@@ -150,6 +151,8 @@ void read_interface(loader& l, const toml::table& t, const std::string& prefix, 
                     "expected \"MIN-MAX\" with 1024 <= MIN < MAX <= 65535 like \"20000-59999\", got " + quoted(text));
         }
     }
+    read_dscp(l, r, "dscp_sip", ic.dscp_sip);
+    read_dscp(l, r, "dscp_rtp", ic.dscp_rtp);
     r.finish();
 }
 
@@ -279,6 +282,7 @@ load_result parse_config(std::string_view text, std::string_view path)
     if (auto t = section(l, top.get("overload"), "overload")) read_overload(l, *t, cfg.overload);
     if (auto t = section(l, top.get("overload_control"), "overload_control"))
         read_overload_control(l, *t, cfg.overload_control);
+    if (auto t = section(l, top.get("cdr"), "cdr")) read_cdr(l, *t, cfg.cdr);
     top.finish();
 
     if (l.ok()) result.cfg = std::move(cfg);

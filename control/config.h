@@ -19,6 +19,7 @@
 #include "common/address.h"
 #include "common/limits.h"
 #include "control/config_admission.h"
+#include "control/config_cdr.h"
 #include "control/config_fallback.h"
 #include "control/config_flood.h"
 #include "control/config_scanner.h"
@@ -30,6 +31,14 @@
 
 namespace sbc::control {
 
+/// DSCP defaults (RFC 4594): CS3 for call signalling, EF for telephony media.
+constexpr uint8_t default_dscp_sip = 24;  // CS3
+constexpr uint8_t default_dscp_rtp = 46;  // EF
+
+/// A DSCP as the config writes it: a number 0..63 or a name (CS0..CS7, AF11..AF43, EF, VA,
+/// LE; any case). Nothing when it is neither (control/config_dscp.cc).
+std::optional<uint8_t> parse_dscp(std::string_view text);
+
 /// One `[[interface]]`: a DPDK port (or a VLAN on one) with an address.
 struct interface_config {
     std::string name;
@@ -39,6 +48,8 @@ struct interface_config {
     uint16_t vlan = 0;                 ///< 802.1Q VLAN id, 0 = untagged
     uint16_t media_port_min = rtp::default_port_min;
     uint16_t media_port_max = rtp::default_port_max;
+    uint8_t dscp_sip = default_dscp_sip;  ///< DSCP of SIP sbcd sends from here (UDP, TCP, TLS, probes)
+    uint8_t dscp_rtp = default_dscp_rtp;  ///< DSCP of RTP and RTCP relayed out of here
     int line = 0;                      ///< line of the table in the file, for later messages
 };
 
@@ -261,6 +272,7 @@ struct config {
     scanner_config scanner;    ///< `[scanner]` (control/config_scanner.h; line 0: absent, all defaults)
     overload_config overload;  ///< `[overload]` (control/config_scanner.h; line 0: absent, all defaults)
     oc_config overload_control;  ///< `[overload_control]`: RFC 7339 (control/config_oc.h; line 0: absent)
+    cdr_config cdr;  ///< `[cdr]`: call detail records (control/config_cdr.h; line 0: absent, off)
 };
 
 /// A problem in the file: where it is and what is wrong with it.

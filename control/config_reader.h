@@ -396,6 +396,8 @@ void read_route_fallback(loader& l, table_reader& r, const name_index& groups, r
 void check_route_fallbacks(loader& l, const config& cfg);
 // Header and number rules (config_rules.cc): the `rule` tables of a trunk or region.
 void read_rules(loader& l, table_reader& owner, std::vector<rule_config>& out);
+// [cdr] (config_cdr.cc).
+void read_cdr(loader& l, const toml::table& t, cdr_config& c);
 // [dns] (config_dns.cc).
 void read_dns(loader& l, const toml::table& t, dns_config& d);
 // [media] (config_media.cc), after the interfaces and trunks it refers to.

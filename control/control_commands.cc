@@ -28,6 +28,8 @@ const std::array<control_loop::command_handler, command_count> control_loop::han
     h[index_of(command_id::reload)] = &control_loop::cmd_reload;
     h[index_of(command_id::conns)] = &control_loop::cmd_conns;
     h[index_of(command_id::deny)] = &control_loop::cmd_deny;  // control_deny.cc
+    h[index_of(command_id::capture)] = &control_loop::cmd_capture;  // control_capture.cc
+    h[index_of(command_id::cdr)] = &control_loop::cmd_cdr;  // control_cdr.cc
     return h;
 }();
 

@@ -124,6 +124,7 @@ bool control_loop::publish_config(const config& c, std::string& error)
         for (const auto& p : snap->proxy->peers) published_.peer_names[p.id] = p.name;
     }
     published_.tables = snap->proxy;
+    if (cdr_ && snap->proxy) cdr_->set_names(cdr_names_of(*snap->proxy));  // names for the records to come
     passive_.set_policy(passive_policy{c.health.passive_down_after, c.health.retest_interval_ms});
     timers_.set_bounds(timer_bounds{c.retry.min_no_response_ms, c.retry.no_response_ms},
                        [this](uint32_t id) { return peer_name(id); });
@@ -169,8 +170,12 @@ bool control_loop::reload(std::string& error)
             if (a.name != b.name || a.device != b.device || a.address.addr != b.address.addr ||
                 a.address.len != b.address.len || a.gateway != b.gateway || a.vlan != b.vlan)
                 restart += " interface[" + std::to_string(i) + "]";
+            // The relay's egress table is set up once with the media (dataplane/rtp_stage.cc);
+            // dscp_sip rides the snapshot and changes on reload.
+            if (a.dscp_rtp != b.dscp_rtp) restart += " interface[" + std::to_string(i) + "].dscp_rtp";
         }
     }
+    if (!c.cdr.same_as(cfg_.cdr)) restart += " cdr";  // the rings and the file are set at start
     if (!restart.empty()) {
         error = c.path + ": these changes need a restart:" + restart;
         return false;
@@ -270,6 +275,7 @@ bool control_loop::start(std::string& error)
             return false;
         }
     }
+    if (!start_cdr(error)) return false;  // control_cdr.cc
     const std::string prefix = cfg_.dpdk.file_prefix.empty() ? "sbc-" + cfg_.node.name : cfg_.dpdk.file_prefix;
     if (!streams_.start(cfg_, rt_, "sbcd-" + prefix, error)) return false;
     if (streams_.running())
@@ -402,6 +408,7 @@ stats_report control_loop::report() const
     fill_flood(r);
     r.media = collect_media(rt_, false);
     r.streams = stream_metrics_of(streams_);
+    if (cdr_) r.cdr = cdr_->report();
     return r;
 }
 
@@ -568,6 +575,7 @@ int control_loop::run()
     while (!stop_requested.load(std::memory_order_relaxed)) {
         const uint64_t now = now_ms();
         drain_events(now);
+        poll_cdr(false);  // control_cdr.cc
         deny_tick(now);
         prober_.tick(now, [this](uint32_t id) { return peer_name(id); });
         on_dns(now);
@@ -588,7 +596,11 @@ int control_loop::run()
             last_metrics = now;
             first = false;
         }
-        if (reload_requested.exchange(false)) cmd_reload(nlohmann::json::object());  // SIGHUP, as `sbcctl reload`
+        if (reload_requested.exchange(false)) {  // SIGHUP, as `sbcctl reload`; also reopens the CDR file (logrotate)
+            if (cdr_) cdr_->reopen(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch()).count());
+            cmd_reload(nlohmann::json::object());
+        }
         const uint64_t active = active_calls();
         update_overload(active);
         if (shared_.state.load(std::memory_order_relaxed) == node_state::draining) {

@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "control/canary.h"
+#include "control/capture_service.h"
+#include "control/cdr_writer.h"
 #include "control/commands.h"
 #include "control/config.h"
 #include "control/control_socket.h"
@@ -62,6 +64,9 @@ public:
     [[nodiscard]] stats_report report() const;
     /// Control core only: SIP over TCP/TLS (stream thread, certificates), for reports.
     [[nodiscard]] const stream_service& streams() const noexcept { return streams_; }
+    /// After stop_dataplane: writes the records the workers left in their rings (the calls
+    /// still up, ended by the drain) and flushes the CDR file (control_cdr.cc).
+    void finish_cdr();
 
 private:
     /// A control socket request: looks "cmd" up in the command table (control/commands.h) and
@@ -77,6 +82,12 @@ private:
     nlohmann::json cmd_drain(const nlohmann::json& request);
     nlohmann::json cmd_reload(const nlohmann::json& request);
     nlohmann::json cmd_conns(const nlohmann::json& request);  ///< TCP/TLS connections (stream thread)
+    nlohmann::json cmd_capture(const nlohmann::json& request);  ///< SIP capture (control_capture.cc)
+    nlohmann::json cmd_cdr(const nlohmann::json& request);  ///< `cdr tail|since` (control_cdr.cc)
+    // Call detail records (control_cdr.cc): the writer opened at start from [cdr], fed from the
+    // workers' rings every loop iteration.
+    bool start_cdr(std::string& error);
+    void poll_cdr(bool all);  ///< all: until every ring is empty (after the workers stopped)
     void drain_events(uint64_t now_ms);
     void send_arp(uint16_t iface, const dataplane::arp_fields& f);
     [[nodiscard]] uint64_t now_ms() const;
@@ -175,6 +186,10 @@ private:
     /// its thread reads, so that it stops first.
     stream_service streams_;
     canary_registry canaries_;  ///< canary peers by name, kept across snapshots and reloads
+    std::unique_ptr<cdr_writer> cdr_;  ///< null without [cdr] (control_cdr.cc)
+    /// SIP capture (`sbcctl capture`): its thread drains the workers' capture rings; stopped
+    /// (file complete) when the loop goes, before the runtime.
+    capture_service capture_{rt_};
     /// Denied sources; the control core is the only writer (control_deny.cc). Kept across reloads.
     struct deny_state {
         deny_list list;

@@ -103,6 +103,7 @@ json to_json(const dp::counters_view& c)
                 {"drops_total", c.drops_total()}, {"events_sent", c.events_sent},
                 {"neighbour_held", c.neighbour_held}, {"neighbour_released", c.neighbour_released},
                 {"sip_fragments_sent", c.sip_fragments_sent},
+                {"cdr_records", c.cdr_records}, {"cdr_dropped", c.cdr_dropped},
                 {"loops", c.loops},             {"busy_loops", c.busy_loops},
                 {"busy_cycles", c.busy_cycles}, {"total_cycles", c.total_cycles},
                 {"busy_percent", c.busy_percent()}};
@@ -125,6 +126,8 @@ dp::counters_view counters_from_json(const json& j)
     c.neighbour_held = u64(j, "neighbour_held");
     c.neighbour_released = u64(j, "neighbour_released");
     c.sip_fragments_sent = u64(j, "sip_fragments_sent");
+    c.cdr_records = u64(j, "cdr_records");
+    c.cdr_dropped = u64(j, "cdr_dropped");
     c.loops = u64(j, "loops");
     c.busy_loops = u64(j, "busy_loops");
     c.busy_cycles = u64(j, "busy_cycles");
@@ -158,7 +161,8 @@ json to_json(const stats_report& r)
                 {"total", to_json(r.total)},
                 {"sip", to_json(r.sip)},
                 {"dns", to_json(r.dns)},
-                {"media", to_json(r.media)}};
+                {"media", to_json(r.media)},
+                {"cdr", to_json(r.cdr)}};
 }
 
 std::string to_prometheus(const stats_report& r)
@@ -197,6 +201,8 @@ std::string to_prometheus(const stats_report& r)
         {"neighbour_held_total", "Packets held for a next hop while ARP resolved it.", &dp::counters_view::neighbour_held},
         {"neighbour_released_total", "Held packets sent once their next hop resolved.", &dp::counters_view::neighbour_released},
         {"sip_fragments_sent_total", "IPv4 fragments of SIP datagrams larger than the MTU.", &dp::counters_view::sip_fragments_sent},
+        {"cdr_records_total", "Call records the worker handed to the control core.", &dp::counters_view::cdr_records},
+        {"cdr_dropped_total", "Call records lost because the ring to the control core was full (the writer fell behind).", &dp::counters_view::cdr_dropped},
         {"loops_total", "Iterations of the worker loop.", &dp::counters_view::loops},
         {"busy_loops_total", "Iterations of the worker loop that received or sent packets.", &dp::counters_view::busy_loops},
         {"busy_cycles_total", "TSC cycles spent in busy iterations.", &dp::counters_view::busy_cycles},
@@ -243,7 +249,7 @@ std::string to_prometheus(const stats_report& r)
              "Fill of the fullest ring into the worker (handoff from other workers, stream thread, events to the control core), 0..100.");
     for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), uint64_t{wk.ring_percent});
     return w.str() + sip_prometheus(r.sip) + dns_prometheus(r.dns) + media_prometheus(r.media) +
-           stream_prometheus(r.streams) + flood_prometheus(r.flood);
+           stream_prometheus(r.streams) + flood_prometheus(r.flood) + cdr_prometheus(r.cdr);
 }
 
 std::string stream_prometheus(const stream_metrics& s)
@@ -379,6 +385,8 @@ std::string render_stats_text(const json& j)
     tt.add({"held for ARP", std::to_string(t.neighbour_held), ""});
     tt.add({"released after ARP", std::to_string(t.neighbour_released), ""});
     tt.add({"SIP fragments sent", std::to_string(t.sip_fragments_sent), ""});
+    tt.add({"call records", std::to_string(t.cdr_records), ""});
+    tt.add({"call records lost", std::to_string(t.cdr_dropped), ""});
     out += tt.render();
 
     out += "\nstages (packets in)\n";

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control/cdr_format.h"
 #include "control/deny_list.h"
 #include "control/dns_report.h"
 #include "control/media_stats.h"
@@ -83,6 +84,7 @@ struct stats_report {
     media_report media;  ///< anchored media (control/media_stats.h)
     stream_metrics streams;  ///< SIP over TCP/TLS (transport/stream_thread.h); /metrics only
     flood_report flood;      ///< flood screening and the deny list (control/deny_list.h); /metrics only
+    cdr_report cdr;          ///< the call detail record writer (control/cdr_format.h)
 };
 
 /// The report as the control socket sends it; the shape is documented in docs/operations.md.

@@ -43,6 +43,8 @@ counters_view snapshot_of(const worker_counters& c) noexcept
     v.neighbour_held = c.neighbour_held.get();
     v.neighbour_released = c.neighbour_released.get();
     v.sip_fragments_sent = c.sip_fragments_sent.get();
+    v.cdr_records = c.cdr_records.get();
+    v.cdr_dropped = c.cdr_dropped.get();
     v.loops = c.loops.get();
     v.busy_loops = c.busy_loops.get();
     v.busy_cycles = c.busy_cycles.get();
@@ -65,6 +67,8 @@ counters_view combine(const counters_view& a, const counters_view& b, Op op) noe
     r.neighbour_held = op(a.neighbour_held, b.neighbour_held);
     r.neighbour_released = op(a.neighbour_released, b.neighbour_released);
     r.sip_fragments_sent = op(a.sip_fragments_sent, b.sip_fragments_sent);
+    r.cdr_records = op(a.cdr_records, b.cdr_records);
+    r.cdr_dropped = op(a.cdr_dropped, b.cdr_dropped);
     r.loops = op(a.loops, b.loops);
     r.busy_loops = op(a.busy_loops, b.busy_loops);
     r.busy_cycles = op(a.busy_cycles, b.busy_cycles);

@@ -95,6 +95,8 @@ struct alignas(64) worker_counters {
     counter neighbour_held;      ///< packets held for a next hop while ARP resolved it
     counter neighbour_released;  ///< held packets sent once their next hop resolved
     counter sip_fragments_sent;  ///< IPv4 fragments of SIP datagrams over the MTU (udp_fragment.h)
+    counter cdr_records;   ///< call records handed to the control core (dataplane/cdr_out.h)
+    counter cdr_dropped;   ///< call records lost: the ring to the control core was full
     counter loops;         ///< loop iterations
     counter busy_loops;    ///< iterations that received or sent something
     counter busy_cycles;   ///< TSC cycles spent in busy iterations
@@ -117,6 +119,8 @@ struct counters_view {
     uint64_t neighbour_held = 0;
     uint64_t neighbour_released = 0;
     uint64_t sip_fragments_sent = 0;
+    uint64_t cdr_records = 0;
+    uint64_t cdr_dropped = 0;
     uint64_t loops = 0;
     uint64_t busy_loops = 0;
     uint64_t busy_cycles = 0;

@@ -61,6 +61,7 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
         std::memcpy(e.mac, ifc->mac.data(), 6);
         e.netmask = ifc->v4_mask();
         e.gateway = ifc->gateway.v4_host();
+        e.tos = ifc->tos_rtp;
         // The NIC's checksum offload where the port has it (start_dataplane enabled it);
         // otherwise RFC 1624 updates, which touch no payload (af_packet, ring, tap).
         for (const auto& p : rt.ports) {

@@ -177,6 +177,7 @@ dataplane_runtime::~dataplane_runtime()
         for (auto* b : w->tx) rte_free(b);
         if (w->frag_table != nullptr) rte_ip_frag_table_destroy(w->frag_table);
         if (w->inject != nullptr) rte_ring_free(w->inject);
+        if (w->cdr_out != nullptr) rte_ring_free(w->cdr_out);  // records, not mbufs: nothing to free in it
         if (w->pool != nullptr) rte_mempool_free(w->pool);
     }
     if (events != nullptr) rte_ring_free(events);
@@ -254,6 +255,30 @@ std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string
         }
     }
 
+    // Each worker's ring of SIP frame copies to the capture thread (dataplane/capture_filter.h):
+    // always there, empty and never touched while no capture runs.
+    for (auto& w : rt->workers) {
+        w->capture_out = rte_ring_create(("sbc_cap_w" + std::to_string(w->id)).c_str(), capture_ring_size, socket,
+                                         RING_F_SP_ENQ | RING_F_SC_DEQ);
+        if (w->capture_out == nullptr) {
+            error = rte_error("cannot create the capture ring", rte_errno);
+            return nullptr;
+        }
+        rt->handoff.push_back(w->capture_out);
+    }
+    // Each worker's ring of call records to the control core (dataplane/cdr_out.h), when
+    // call records are on: the proxy hands every ended call to it.
+    for (auto& w : rt->workers) {
+        if (o.cdr_ring == 0) break;
+        w->cdr_out = rte_ring_create_elem(("sbc_cdr_w" + std::to_string(w->id)).c_str(), sizeof(sbc::call_record),
+                                          o.cdr_ring, socket, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+        if (w->cdr_out == nullptr) {
+            error = rte_error("cannot create the call record ring", rte_errno);
+            return nullptr;
+        }
+        w->cdr_sink.attach(w->cdr_out, &w->counters);
+        w->proxy->set_cdr_sink(&w->cdr_sink);
+    }
     if (o.streams && !create_stream_rings(*rt, o, socket, error)) return nullptr;
     if (!create_af_packet_pools(*rt, devices, o, socket, error)) return nullptr;
     for (const auto& device : devices) {
@@ -341,6 +366,7 @@ bool launch_workers(dataplane_runtime& rt, std::string& error)
             [](void* arg) -> int {
                 auto* wk = static_cast<worker*>(arg);
                 run_loop(*wk, production{});
+                cdr_drain_worker(*wk);  // calls still up: their records, for the control core to drain
                 return 0;
             },
             w.get(), w->lcore);

@@ -63,6 +63,9 @@ struct port_options {
     unsigned af_packet_mbufs = 512;
     /// Setups per worker that may hold an INVITE over 4 KiB ([limits] large_messages_per_worker).
     uint32_t large_setups_per_worker = sip::large_setups_per_worker;
+    /// Call records: entries of each worker's ring of records to the control core
+    /// (worker::cdr_out, dataplane/cdr_out.h); 0: no call records (no ring, no sink).
+    unsigned cdr_ring = 0;
 };
 
 struct port_info {

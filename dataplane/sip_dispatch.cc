@@ -7,6 +7,7 @@
 
 #include <rte_ring.h>
 
+#include "dataplane/capture.h"
 #include "dataplane/overload.h"
 #include "dataplane/sip_path.h"
 #include "dataplane/sip_stage.h"
@@ -94,6 +95,9 @@ void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, const sip_hand
         return;
     }
     if (check_owner && parsed && hand_off(w, sip::message_owner(msg), m, in, t)) return;
+    // A running capture: matched here, by the owner, on the parsed message (capture.h).
+    const capture_filter* capture = capture_now(w);
+    if (capture != nullptr) capture_input(w, *capture, m, in, parsed ? &msg : nullptr);
     const sip::sip_input input{bytes, in.src, in.local, in.trunk, in.now_ms};
     w.proxy->on_message(*snap.proxy, w.shared->peer_health, input, msg, *w.outbox);
     // What the proxy saw of the sender (source_screen.h): a malformed message counts toward
@@ -106,6 +110,7 @@ void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, const sip_hand
     st.answering = &in;
     flush_outbox(w, snap, t);
     st.answering = nullptr;  // `in` is the caller's; timers answer nobody in particular
+    if (capture != nullptr) capture_input_done(w);
 }
 
 uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept

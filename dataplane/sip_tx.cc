@@ -11,6 +11,7 @@
 #include <rte_memcpy.h>
 #include <rte_udp.h>
 
+#include "dataplane/capture.h"
 #include "dataplane/neighbour_wait.h"
 #include "dataplane/sip_path.h"
 #include "dataplane/sip_stage.h"
@@ -39,7 +40,7 @@ const uint8_t* resolve(worker& w, const snapshot& snap, const next_hop& nh, mac_
 /// Frames a datagram larger than the MTU as IPv4 fragments (udp_fragment.h) and queues them,
 /// or holds them for the hop's MAC (each fragment a held frame; sip_unsent reads the first).
 void send_fragments(worker& w, const interface_info& ifc, const next_hop& nh, const uint8_t* dst_mac,
-                    const sip::out_message& d, sip_tally& t) noexcept
+                    const sip::out_message& d, const capture_filter* capture, sip_tally& t) noexcept
 {
     static constexpr mac_addr unresolved{};  // filled in when the hold releases the frames
     std::array<rte_mbuf*, max_fragments> frags;
@@ -51,6 +52,7 @@ void send_fragments(worker& w, const interface_info& ifc, const next_hop& nh, co
         else ++t.too_big;
         return;
     }
+    if (capture != nullptr) capture_fragments(w, *capture, frags[0], d.bytes());
     for (uint32_t i = 0; i < n; ++i) {
         if (dst_mac == nullptr)
             hold_for_hop(w, frags[i], nh.iface, ifc.port_id, nh.hop.v4_host(), held_kind::sip, sip_state(w.id).now_ms);
@@ -62,8 +64,9 @@ void send_fragments(worker& w, const interface_info& ifc, const next_hop& nh, co
 }
 
 /// Frames one datagram of the proxy into a fresh mbuf (fragments when over the MTU) and
-/// queues it for transmission.
-void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, sip_tally& t) noexcept
+/// queues it for transmission; copies the frame for the capture when `capture` is set.
+void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, const capture_filter* capture,
+                   sip_tally& t) noexcept
 {
     if (d.len > max_udp4_payload) {  // more than one datagram carries (the proxy refuses it first)
         ++t.too_big;
@@ -84,7 +87,7 @@ void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, s
     mac_addr mac;
     const uint8_t* dst_mac = resolve(w, snap, nh, mac);
     if (udp4_headers + d.len > ipv4_mtu) {
-        send_fragments(w, snap.interfaces[nh.iface], nh, dst_mac, d, t);
+        send_fragments(w, snap.interfaces[nh.iface], nh, dst_mac, d, capture, t);
         return;
     }
     static constexpr mac_addr unresolved{};  // filled in when the hold releases the frame
@@ -100,6 +103,8 @@ void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, s
         ++t.no_buffer;
         return;
     }
+    // Copied as framed (checksums, DSCP); one held for ARP carries a zero destination MAC.
+    if (capture != nullptr) capture_frame(w, *capture, m);
     if (dst_mac == nullptr) {
         // Held while the control core resolves the hop (a first answer to a new caller's
         // address, a first BYE): sent when ARP answers, dropped and counted if it never does.
@@ -154,11 +159,11 @@ namespace {
 /// to the neighbour code: a datagram held for ARP is no failure until its hold expires, which
 /// reports it as unresolved. The tallies stay the drop counters they were.
 std::optional<sip::send_failure> send_one(worker& w, const snapshot& snap, const sip::out_message& msg,
-                                          sip_tally& t) noexcept
+                                          const capture_filter* capture, sip_tally& t) noexcept
 {
     const sip_tally before = t;
     if (msg.dst.proto == transport::udp)
-        send_datagram(w, snap, msg, t);
+        send_datagram(w, snap, msg, capture != nullptr && capture_wanted(w, *capture, msg) ? capture : nullptr, t);
     else
         send_stream(w, msg, t);
     if (t.too_big != before.too_big) return sip::send_failure::too_big;
@@ -181,8 +186,9 @@ void flush_outbox(worker& w, const snapshot& snap, sip_tally& t) noexcept
     std::array<failed_send, sip::outbox_capacity> failed;
     uint32_t n_failed = 0;
     const uint32_t n_produced = o.n;
+    const capture_filter* capture = capture_now(w);  // null: no capture runs (capture_filter.h)
     for (uint32_t i = 0; i < n_produced; ++i)
-        if (const auto why = send_one(w, snap, o.msgs[i], t)) failed[n_failed++] = {i, *why};
+        if (const auto why = send_one(w, snap, o.msgs[i], capture, t)) failed[n_failed++] = {i, *why};
     if (n_failed != 0) {
         // The proxy learns what did not leave, so that a call whose INVITE cannot be sent is
         // answered now instead of failing over after each peer's no-response timer, blamed on
@@ -196,7 +202,7 @@ void flush_outbox(worker& w, const snapshot& snap, sip_tally& t) noexcept
             w.proxy->on_send_failed(*snap.proxy, w.shared->peer_health, msg.bytes(), msg.dst,
                                     failed[k].why, now_ms, o);
         }
-        for (uint32_t i = n_produced; i < o.n; ++i) send_one(w, snap, o.msgs[i], t);
+        for (uint32_t i = n_produced; i < o.n; ++i) send_one(w, snap, o.msgs[i], capture, t);
     }
     for (uint32_t i = 0; i < o.n_events; ++i) {
         const sip::peer_event& pe = o.events[i];

@@ -39,6 +39,11 @@ struct interface_info {
     sbc::ip_address gateway;
     std::array<uint8_t, 6> mac{};
     std::string name;
+    /// The IPv4 TOS byte (DSCP << 2, ECN 0) of what we send from here: SIP (UDP datagrams and
+    /// their fragments, OPTIONS probes, TCP/TLS sockets) and relayed RTP/RTCP. The config's
+    /// dscp_sip and dscp_rtp (defaults CS3 and EF).
+    uint8_t tos_sip = 24 << 2;
+    uint8_t tos_rtp = 46 << 2;
 
     /// Whether `ip` is inside our prefix; an address of another family never is.
     [[nodiscard]] bool on_link(const sbc::ip_address& ip) const noexcept

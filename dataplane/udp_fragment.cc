@@ -47,7 +47,7 @@ fragment_result frame_udp4_fragments(rte_mempool* pool, const interface_info& if
         const auto frag = static_cast<uint16_t>((off >> 3) | (i + 1 < count ? RTE_IPV4_HDR_MF_FLAG : 0));
         auto* ip = reinterpret_cast<rte_ipv4_hdr*>(p);
         ip->version_ihl = RTE_IPV4_VHL_DEF;
-        ip->type_of_service = 0;
+        ip->type_of_service = ifc.tos_sip;  // SIP: the interface's SIP DSCP
         ip->total_length = rte_cpu_to_be_16(l3);
         ip->packet_id = rte_cpu_to_be_16(ip_id);
         ip->fragment_offset = rte_cpu_to_be_16(frag);
@@ -55,7 +55,7 @@ fragment_result frame_udp4_fragments(rte_mempool* pool, const interface_info& if
         ip->next_proto_id = IPPROTO_UDP;
         ip->src_addr = rte_cpu_to_be_32(saddr);
         ip->dst_addr = rte_cpu_to_be_32(daddr);
-        ip->hdr_checksum = ipv4_header_checksum(saddr, daddr, l3, ip_id, frag, 64, IPPROTO_UDP);
+        ip->hdr_checksum = ipv4_header_checksum(saddr, daddr, l3, ip_id, frag, 64, IPPROTO_UDP, ifc.tos_sip);
         char* body = p + sizeof(rte_ipv4_hdr);
         if (i == 0) {
             std::memcpy(body, &udp, sizeof(udp));

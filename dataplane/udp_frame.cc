@@ -44,7 +44,7 @@ bool frame_udp4(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac, 
     const uint32_t daddr = dst.addr.v4_host();
     auto* ip = reinterpret_cast<rte_ipv4_hdr*>(p);
     ip->version_ihl = RTE_IPV4_VHL_DEF;
-    ip->type_of_service = 0;
+    ip->type_of_service = ifc.tos_sip;  // the interface's SIP DSCP
     ip->total_length = rte_cpu_to_be_16(l3);
     ip->packet_id = rte_cpu_to_be_16(ip_id);
     ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
@@ -54,7 +54,8 @@ bool frame_udp4(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac, 
     ip->dst_addr = rte_cpu_to_be_32(daddr);
     // Checksums from the values and from the payload where the proxy wrote it (in cache), not
     // read back from the packet being written (dataplane/checksum.h).
-    ip->hdr_checksum = ipv4_header_checksum(saddr, daddr, l3, ip_id, RTE_IPV4_HDR_DF_FLAG, 64, IPPROTO_UDP);
+    ip->hdr_checksum =
+        ipv4_header_checksum(saddr, daddr, l3, ip_id, RTE_IPV4_HDR_DF_FLAG, 64, IPPROTO_UDP, ifc.tos_sip);
     auto* udp = reinterpret_cast<rte_udp_hdr*>(ip + 1);
     udp->src_port = rte_cpu_to_be_16(src.port);
     udp->dst_port = rte_cpu_to_be_16(dst.port);

@@ -33,7 +33,8 @@ struct next_hop {
 next_hop route_packet(std::span<const interface_info> ifcs, const ip_address& from, const ip_address& to,
                       uint16_t prefer = no_interface) noexcept;
 
-/// Fills the empty mbuf `m` (fresh from rte_pktmbuf_alloc: one segment, no data) with IPv4 (DF, TTL 64, id `ip_id`) + UDP (software checksum) +
+/// Fills the empty mbuf `m` (fresh from rte_pktmbuf_alloc: one segment, no data) with IPv4 (DF, TTL 64, id `ip_id`,
+/// TOS `ifc.tos_sip`: everything framed here is SIP) + UDP (software checksum) +
 /// `payload` from `src` to `dst`, then our Ethernet (+802.1Q) header for `dst_mac` on `ifc`.
 /// False when the addresses are not IPv4, the datagram exceeds ipv4_mtu, or `m` has no room;
 /// the caller frees `m` then.

@@ -15,6 +15,8 @@
 #include <rte_ring.h>
 
 #include "common/limits.h"
+#include "dataplane/capture_filter.h"
+#include "dataplane/cdr_out.h"
 #include "dataplane/counters.h"
 #include "dataplane/flood_policy.h"
 #include "dataplane/neighbour.h"
@@ -58,6 +60,7 @@ struct shared_state {
     std::unique_ptr<rtp::flow_table> media_flows;
     rtp::relay_env media_env;       ///< the relay's read-only context, set up with media_flows
     flood_policy_slot flood;        ///< [flood] limits and denied sources, published by the control core under RCU
+    capture_filter_slot capture;    ///< the running SIP capture's filter (null: none), dataplane/capture_filter.h
 };
 
 struct worker {
@@ -69,6 +72,10 @@ struct worker {
     shared_state* shared = nullptr;
     rte_ring* events = nullptr;     ///< to the control core (multi-producer)
     rte_ring* inject = nullptr;     ///< from the control core: finished frames to send (SP/SC)
+    /// Call records to the control core (SP/SC, elements of sizeof(sbc::call_record);
+    /// dataplane/cdr_out.h); null: no call records (port_options::cdr_ring 0).
+    rte_ring* cdr_out = nullptr;
+    cdr_ring_sink cdr_sink;         ///< the proxy's sink over cdr_out, set when cdr_out is
     rte_mempool* pool = nullptr;
     rte_ip_frag_tbl* frag_table = nullptr;
     rte_ip_frag_death_row death_row{};
@@ -84,6 +91,8 @@ struct worker {
     rte_ring* stream_in = nullptr;   ///< SIP messages and lost connections (from the stream thread)
     rte_ring* stream_out = nullptr;  ///< SIP messages for TCP/TLS legs (to the stream thread)
     rte_mempool* stream_pool = nullptr;  ///< buffers of stream messages (shared with the stream thread)
+    rte_ring* capture_out = nullptr;     ///< copies of SIP frames to the capture thread (SP/SC; dataplane/capture_filter.h)
+    capture_counters capture_stats;      ///< what this worker copied for the capture and dropped
     uint64_t tsc_per_ms = 1;
     /// Next hops the neighbour table does not know yet (dataplane/neighbour_wait.cc): the MACs
     /// this worker saw its senders use, and the packets it holds while the control core resolves.

@@ -31,6 +31,7 @@ void flow_stats::reset() noexcept
     lost.store(0, std::memory_order_relaxed);
     jitter.store(0, std::memory_order_relaxed);
     dropped.store(0, std::memory_order_relaxed);
+    payload_type.store(255, std::memory_order_relaxed);
     cycles = base_seq = received = 0;
     last_transit = 0;
     max_seq = 0;

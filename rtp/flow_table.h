@@ -97,6 +97,9 @@ struct alignas(64) flow_stats {
     std::atomic<uint32_t> lost{0};       ///< expected - received (RFC 3550 A.3), 0 when negative
     std::atomic<uint32_t> jitter{0};     ///< interarrival jitter, timestamp units << 4 (A.8)
     std::atomic<uint32_t> dropped{0};    ///< refused by latching (wrong source)
+    /// RTP payload type of the flow's first RTP packet (255: none yet), for its call record.
+    /// Written once by the receiving worker, when the RTP state starts.
+    std::atomic<uint8_t> payload_type{255};
     // writer-only RTP state
     uint32_t cycles = 0;        ///< sequence number wraps << 16
     uint32_t base_seq = 0;

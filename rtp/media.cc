@@ -343,6 +343,30 @@ uint32_t media_sessions::silent_calls(uint64_t now_ms, std::span<uint64_t> calls
 
 void media_sessions::tick(uint64_t now_ms) noexcept { pool_.reclaim(now_ms); }
 
+bool media_sessions::call_figures(uint64_t call, std::span<sbc::cdr_media, 2> out) noexcept
+{
+    const uint32_t slot = sessions_.find(call == 0 ? 1 : call);
+    if (slot == none) return false;
+    const session& s = sessions_.at(slot);
+    if (s.n_streams.load(std::memory_order_relaxed) == 0) return false;
+    // The first m-line's RTP flows, as the views read them (another worker may be their writer).
+    const media_stream& st = table_.stream(s.streams[0].load(std::memory_order_relaxed));
+    const uint32_t clock = st.clock_hz.load(std::memory_order_relaxed);
+    const uint64_t hz = clock != 0 ? clock : 8000;
+    for (unsigned side = 0; side < 2; ++side) {
+        const flow_stats& fs =
+            table_.stats(st.addr[side].load(std::memory_order_relaxed), st.port[side].load(std::memory_order_relaxed));
+        sbc::cdr_media& m = out[side];
+        m.packets = fs.packets.load(std::memory_order_relaxed);
+        m.bytes = fs.bytes.load(std::memory_order_relaxed);
+        m.lost = fs.lost.load(std::memory_order_relaxed);
+        // Timestamp units << 4 (RFC 3550 A.8) to microseconds.
+        m.jitter_us = static_cast<uint32_t>(uint64_t{fs.jitter.load(std::memory_order_relaxed)} * 1'000'000 / 16 / hz);
+        m.payload_type = fs.payload_type.load(std::memory_order_relaxed);
+    }
+    return true;
+}
+
 std::vector<call_media_view> media_sessions::calls() const
 {
     std::vector<call_media_view> v;

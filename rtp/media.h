@@ -160,6 +160,7 @@ public:
                                  uint64_t now_ms) noexcept override;
     void call_ended(uint64_t call, uint64_t now_ms) noexcept override;
     uint32_t silent_calls(uint64_t now_ms, std::span<uint64_t> calls) noexcept override;
+    bool call_figures(uint64_t call, std::span<sbc::cdr_media, 2> out) noexcept override;
 
     /// Worker only, once per loop or less: returns quarantined ports whose time is up.
     void tick(uint64_t now_ms) noexcept;

@@ -136,6 +136,7 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
     if (!rtcp && (payload[0] >> 6) == 2) {
         const uint16_t seq = static_cast<uint16_t>(payload[2] << 8 | payload[3]);
         const uint32_t ts = uint32_t{payload[4]} << 24 | uint32_t{payload[5]} << 16 | uint32_t{payload[6]} << 8 | payload[7];
+        if (!fs.started) fs.payload_type.store(payload[1] & 0x7f, std::memory_order_relaxed);  // the call record's codec
         const auto clock_hz = static_cast<double>(st.clock_hz.load(std::memory_order_relaxed));
         const double units = static_cast<double>(now_tsc) * (clock_hz / static_cast<double>(env.tsc_hz));
         rtp_account(fs, seq, ts, static_cast<uint32_t>(static_cast<uint64_t>(units)));
@@ -178,6 +179,12 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
     const uint32_t new_dst = rte_cpu_to_be_32(far_ip(dst));
     const uint16_t new_sport = rte_cpu_to_be_16(static_cast<uint16_t>(st.port[os].load(std::memory_order_relaxed) + k));
     const uint16_t new_dport = rte_cpu_to_be_16(far_port(dst));
+    // The TOS byte: the egress interface's dscp_rtp, whatever the sender marked.
+    uint16_t old_w0, new_w0;  // the header's first 16-bit word: version/IHL and TOS
+    std::memcpy(&old_w0, ip, sizeof(old_w0));
+    const uint8_t w0[2] = {ip->version_ihl, e.tos};
+    std::memcpy(&new_w0, w0, sizeof(new_w0));
+    ip->type_of_service = e.tos;
     if (e.tx_udp_cksum) {
         ip->src_addr = new_src;
         ip->dst_addr = new_dst;
@@ -199,6 +206,7 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
         uint32_t ip_acc = static_cast<uint16_t>(~ip->hdr_checksum);
         ip_acc = sum_replace32(ip_acc, ip->src_addr, new_src);
         ip_acc = sum_replace32(ip_acc, ip->dst_addr, new_dst);
+        ip_acc = sum_replace16(ip_acc, old_w0, new_w0);  // TOS is not in the UDP pseudo-header
         ip->hdr_checksum = static_cast<uint16_t>(~fold(ip_acc));
         if (udp->dgram_cksum != 0) {
             uint32_t acc = static_cast<uint16_t>(~udp->dgram_cksum);

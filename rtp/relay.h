@@ -61,6 +61,7 @@ struct media_egress {
     uint16_t iface = 0;         ///< the interface's index in the snapshot (for next hops held for ARP)
     bool tx_udp_cksum = false;  ///< the port computes UDP checksums (RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
     bool tx_ip_cksum = false;   ///< the port computes IPv4 header checksums
+    uint8_t tos = 46 << 2;      ///< IPv4 TOS byte of what leaves here: the interface's dscp_rtp (EF)
 };
 
 /// Resolves a next hop to a MAC for packets whose destination has not sent anything yet

@@ -16,6 +16,10 @@ packages=(
   libgtest-dev libgmock-dev
   # e2e, demo and load tests
   sip-tester dnsmasq-base iproute2 iputils-ping ethtool tcpdump curl procps
+  # packaging checks (tests/packaging/run.sh): the Helm chart renderer reads YAML
+  python3-yaml
+  # SIP capture e2e: the pcap sbcd writes, read back (tshark) and opened as an operator would (sngrep)
+  tshark sngrep
   # admission e2e: a real scanner against sbcd (svmap, svwar)
   sipvicious
   # side-by-side peers for the benchmarks

@@ -68,6 +68,8 @@ for t in "${tiers[@]}"; do
       for exe in build/tests/unit/*_test; do
         [ -x "$exe" ] && [ -f "$exe" ] && run_gtest "$(basename "$exe")" "$exe"
       done
+      # Reference pages, Containerfile, Helm chart, systemd units (tests/packaging/run.sh).
+      run_script_tier packaging tests/packaging/run.sh build
       ;;
     eal)
       if is_root; then

@@ -21,6 +21,9 @@ namespace sbc::sip {
 
 class hs_fields {
 public:
+    /// Most fields one instance holds (route and canary fields, scanner fields, capture fields).
+    static constexpr std::size_t max_fields = 8;
+
     /// One field's patterns, as parallel lists for hs_compile_multi.
     struct patterns {
         std::vector<const char*> exprs;
@@ -69,7 +72,8 @@ public:
     void scan(unsigned w, std::size_t f, std::string_view value, on_match cb, void* ctx) const noexcept;
 
 private:
-    std::array<hs_database*, match_field_count> db_{};
+    std::array<hs_database*, max_fields> db_{};
+    static_assert(match_field_count <= max_fields);
     hs_scratch* proto_ = nullptr;
     std::vector<hs_scratch*> scratch_;
 };

@@ -8,6 +8,8 @@
 #include <span>
 #include <string_view>
 
+#include "common/call_record.h"
+
 namespace sbc::sip {
 
 /// The leg a message is forwarded to: A is the caller's side (upstream), B the callee's.
@@ -37,6 +39,11 @@ public:
     /// after each further timeout until call_ended: the proxy ends established calls (BYE to
     /// both sides, then call_ended) and leaves calls still being set up for a later look.
     virtual uint32_t silent_calls(uint64_t now_ms, std::span<uint64_t> calls) noexcept = 0;
+    /// Call `call`'s media so far, for its call record, asked just before call_ended: [0] the
+    /// flow arriving from the caller (leg A), [1] from the callee (leg B), of its first
+    /// anchored m-line's RTP (packets, bytes, loss, jitter, the payload type of its first
+    /// packet). False, `out` untouched, when the call has no anchored media (the default).
+    virtual bool call_figures(uint64_t /*call*/, std::span<sbc::cdr_media, 2> /*out*/) noexcept { return false; }
 
 protected:
     ~media_hook() = default;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 
+#include "sip-fastpath/proxy_cdr.h"
 #include "sip-fastpath/proxy_ids.h"
 #include "sip-fastpath/proxy_internal.h"
 #include "sip-fastpath/proxy_pending.h"
@@ -329,7 +330,10 @@ void proxy::on_request(const proxy_tables& t, const peer_health& h, const sip_in
     switch (m.req_method) {
     case method::invite:
         if (!has_to_tag) {
-            if (overload_shed(t, a, out)) return;  // proxy_guard.cc
+            if (overload_shed(t, a, out)) {  // proxy_guard.cc
+                if (cdr_) cdr_refused(a, 503);
+                return;
+            }
             rules_in(t, a);  // header and number rules, before routing (proxy_rules.cc)
             new_invite(t, h, a, out);
             return;
@@ -448,7 +452,7 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const peer_health& h, const
         return true;
     }
     stats_->add(proxy_counter::in_dialog);
-    if (m.req_method == method::bye) dialog_bye_seen(call, a.now_ms);
+    if (m.req_method == method::bye) dialog_bye_seen(call, a.now_ms, a.src);
     out_message* d = out.next();
     if (d == nullptr) {
         stats_->add(proxy_counter::outbox_full);
@@ -549,7 +553,7 @@ bool proxy::relay_by_via(const sip_input& a, outbox& out) noexcept
     }
     out.commit(leg_local(from, dst), dst, r.len);
     stats_->add(proxy_counter::relayed_stateless);
-    if (m.cseq_method == method::bye && m.status >= 200) dialog_end(hash_bytes(m.call_id()));
+    if (m.cseq_method == method::bye && m.status >= 200) dialog_end(hash_bytes(m.call_id()), cdr_end::bye_caller, a.now_ms);
     return true;
 }
 
@@ -592,12 +596,12 @@ void proxy::on_tick(const proxy_tables& t, const peer_health& h, uint64_t now_ms
         now_ms,
         [&](uint32_t slot) {
             // A BYE that never got its 200: the dialog is over anyway.
-            if (dialogs_->table.used(slot)) dialog_end(dialogs_->table.key(slot));
+            if (dialogs_->table.used(slot)) dialog_end(dialogs_->table.key(slot), cdr_end::bye_timeout, now_ms);
         },
         [] { return true; });
 }
 
-void proxy::dialog_started(uint64_t key, uint32_t peer_id, uint16_t trunk, bool admitted) noexcept
+uint32_t proxy::dialog_started(uint64_t key, uint32_t peer_id, uint16_t trunk, bool admitted) noexcept
 {
     const uint32_t d = dialogs_->find(key) != none_slot ? none_slot : dialogs_->insert(key);
     if (d == none_slot) {
@@ -605,7 +609,7 @@ void proxy::dialog_started(uint64_t key, uint32_t peer_id, uint16_t trunk, bool 
         // nothing would end its admission counts, so they end here.
         if (peer_id != no_peer) adm_->give_peer(peer_id);
         if (admitted) adm_->release_call(trunk);
-        return;
+        return none_slot;
     }
     dialogs_->table.at(d).peer_id = peer_id;
     dialogs_->table.at(d).trunk = trunk;
@@ -613,6 +617,7 @@ void proxy::dialog_started(uint64_t key, uint32_t peer_id, uint16_t trunk, bool 
     stats_->add(proxy_counter::dialogs_created);
     stats_->dialogs_active.store(dialogs_->table.size(), std::memory_order_relaxed);
     if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], +1);
+    return d;
 }
 
 void proxy::dialog_parties(uint32_t slot) noexcept
@@ -632,20 +637,22 @@ void proxy::dialog_parties(uint32_t slot) noexcept
     th_dialog_started(slot, d);  // topology hiding (proxy_hiding.cc)
 }
 
-void proxy::dialog_bye_seen(uint64_t key, uint64_t now) noexcept
+void proxy::dialog_bye_seen(uint64_t key, uint64_t now, const endpoint& from) noexcept
 {
     // The dialog ends with the BYE's 200, or bye_wait_ms after the BYE without one.
     const uint32_t d = dialogs_->find(key);
     if (d == none_slot || dialogs_->table.at(d).ending) return;
+    if (cdr_) cdr_bye(d, from, now);
     dialogs_->table.at(d).ending = true;
     if (dialogs_->timers.now() == 0) dialogs_->timers.start(now);
     dialogs_->timers.schedule(d, now + bye_wait_ms);
 }
 
-void proxy::dialog_end(uint64_t key) noexcept
+void proxy::dialog_end(uint64_t key, cdr_end why, uint64_t now) noexcept
 {
     const uint32_t d = dialogs_->find(key);
     if (d == none_slot) return;
+    if (cdr_) cdr_dialog_end(d, why, now);  // before the media goes: its figures are in the record
     const dialog_table::entry& de = dialogs_->table.at(d);
     if (de.peer_id != no_peer) {
         bump(stats_->active_by_peer[de.peer_id], -1);

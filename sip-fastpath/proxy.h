@@ -18,6 +18,7 @@
 #include "common/counter_list.h"
 #include "common/counter.h"
 #include "common/address.h"
+#include "sip-fastpath/cdr_sink.h"
 #include "sip-fastpath/media_hook.h"
 #include "sip-fastpath/overload_control.h"
 #include "sip-fastpath/peer_select.h"
@@ -217,6 +218,7 @@ std::string_view proxy_counter_help(proxy_counter c) noexcept;
 struct th_scratch;  // topology_hiding.h
 struct th_target;
 struct edits;
+struct cdr_call;  // proxy_cdr.h
 
 struct proxy_stats {
     std::array<std::atomic<uint64_t>, proxy_counter_count> c{};
@@ -308,6 +310,13 @@ public:
     /// Control core, before the worker runs: anchor the media of every call through `m`
     /// (SDP rewritten both ways, flows torn down with the call, silent calls ended with BYE).
     void set_media(media_hook* m);
+    /// Control core, before the worker runs: every call this worker handles is handed to `s`
+    /// as one sbc::call_record when it ends (proxy_cdr.cc); allocates the records of calls
+    /// under way. Null (the default): no records, nothing allocated or done for them.
+    void set_cdr_sink(cdr_sink* s);
+    /// Worker only, after its loop ended: the calls still under way are handed over as ended
+    /// by the drain (cdr_end::drain) at now_ms; each is handed over once. Nothing without a sink.
+    void cdr_drain(uint64_t now_ms) noexcept;
     /// RFC 7339 (server): the percent of new requests this worker asks its clients to send
     /// elsewhere (0: not overloaded), stamped into responses to clients that advertised `oc`.
     /// Any thread (one relaxed store); the worker's overload detection calls it.
@@ -329,6 +338,7 @@ public:
     struct media_dialog;
     struct pending_table;
     struct rule_scratch;
+    struct cdr_state;
 
 private:
     // Topology hiding (proxy_hiding.cc, topology_hiding.h).
@@ -425,10 +435,15 @@ private:
     struct write_result edit_out(const message& m, const struct edits& e, outbox& out, out_message& d) noexcept;
     /// The dialog of an answered call takes over its admission counts (the peer's, and the
     /// trunk's and node's when `admitted`); when no dialog entry is made they are given back.
-    void dialog_started(uint64_t callid_hash, uint32_t peer_id, uint16_t trunk = 0, bool admitted = false) noexcept;
-    void dialog_bye_seen(uint64_t callid_hash, uint64_t now) noexcept;
-    void dialog_end(uint64_t callid_hash) noexcept;
-    void failure(uint32_t slot, failure_cause why, uint16_t code, outbox& out) noexcept;
+    /// Returns the new dialog slot, or none_slot when no entry was made.
+    uint32_t dialog_started(uint64_t callid_hash, uint32_t peer_id, uint16_t trunk = 0, bool admitted = false) noexcept;
+    /// A BYE from `from` of the dialog of `callid_hash` was relayed at `now`.
+    void dialog_bye_seen(uint64_t callid_hash, uint64_t now, const endpoint& from) noexcept;
+    /// The dialog is over: `why` is its call record's end (bye_caller: the side whose BYE was
+    /// seen, bye_caller or bye_callee; bye_timeout; media_timeout), at `now` for media_timeout.
+    void dialog_end(uint64_t callid_hash, sbc::cdr_end why = sbc::cdr_end::bye_caller, uint64_t now = 0) noexcept;
+    /// The current attempt of setup `slot` failed (`why`, `code`) at `now`: its peer event and counts.
+    void failure(uint32_t slot, failure_cause why, uint16_t code, outbox& out, uint64_t now) noexcept;
     uint32_t find_setup(uint64_t up_key) const noexcept;
     // Call admission (proxy_admission.cc).
     /// A new INVITE (msg_) on trunk a.trunk: counted against the trunk and the node, or
@@ -525,6 +540,33 @@ private:
     std::unique_ptr<media_dialog[]> media_dialogs_;  ///< by dialog slot, with a media hook only
     std::unique_ptr<pending_table> pending_;  ///< in-dialog requests a peer has yet to answer
     std::unique_ptr<rule_scratch> rules_;  ///< header and number rules: match data, rewritten requests
+    // Call records (proxy_cdr.cc); each is called only while cdr_ is set.
+    std::unique_ptr<cdr_state> cdr_;  ///< null: no sink, no records
+    /// A new INVITE (msg_) from `a` was refused with `code` before any attempt (route: its
+    /// route index, or 0xffff): a record of its own, unless it is a retransmission of one.
+    void cdr_refused(const sip_input& a, uint16_t code, uint16_t route = 0xffff) noexcept;
+    /// Setup `slot` took the new INVITE (msg_) from `a` on route `route`.
+    void cdr_setup_started(uint32_t slot, const sip_input& a, uint16_t route) noexcept;
+    /// Setup `slot` sent an attempt to peer id `peer_id` at `now`.
+    void cdr_attempt_sent(uint32_t slot, uint32_t peer_id, uint64_t now) noexcept;
+    /// The current attempt of setup `slot` ended with `o` (`code` for answered and code) at
+    /// `now`; nothing when it has its outcome already.
+    void cdr_attempt_end(uint32_t slot, sbc::cdr_outcome o, uint16_t code, uint64_t now) noexcept;
+    /// A provisional above 100 went to the caller of setup `slot` at `now`.
+    void cdr_provisional(uint32_t slot, uint64_t now) noexcept;
+    /// The final `code` the caller of setup `slot` gets, and who sent it.
+    void cdr_final(uint32_t slot, uint16_t code, sbc::cdr_final_by by) noexcept;
+    /// Setup `slot` ended without an answer (its final went upstream) at `now`: handed over.
+    void cdr_setup_end(uint32_t slot, uint64_t now) noexcept;
+    /// Setup `slot` was answered with `code` at `now` into dialog slot `d` (none_slot: no
+    /// dialog entry, handed over at once): its record moves to the dialog.
+    void cdr_answered(uint32_t slot, uint32_t d, uint16_t code, uint64_t now) noexcept;
+    /// A BYE of the dialog in slot `d` came from `from` at `now` (the first one counts).
+    void cdr_bye(uint32_t d, const endpoint& from, uint64_t now) noexcept;
+    /// The dialog in slot `d` ended (dialog_end's `why` and `now`): handed over.
+    void cdr_dialog_end(uint32_t d, sbc::cdr_end why, uint64_t now) noexcept;
+    /// Hands `c` over (its media figures filled in first) and marks it done.
+    void cdr_emit(cdr_call& c) noexcept;
 };
 
 }  // namespace sbc::sip

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "sip-fastpath/canary_match.h"
+#include "sip-fastpath/proxy_cdr.h"
 #include "sip-fastpath/proxy_ids.h"
 #include "sip-fastpath/proxy_internal.h"
 #include "sip-fastpath/route_match.h"
@@ -182,17 +183,22 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
         // Draining for a rolling update: existing calls go on, new ones go elsewhere.
         stats_->add(proxy_counter::refused_draining);
         respond(a, 503, "Service Unavailable (draining)", out, true, t.retry.retry_after_s);
+        if (cdr_) cdr_refused(a, 503);
         return;
     }
     uint16_t route_index = no_fallback;
     const int route_group_index = route_group(t, a, true, out, &route_index);
-    if (route_group_index < 0) return;
+    if (route_group_index < 0) {
+        if (cdr_) cdr_refused(a, 404);  // route_group answered it
+        return;
+    }
     const auto group = static_cast<uint16_t>(route_group_index);
 
     if (m.raw.size() > max_udp_message) {
         // More than we keep or forward: refused for its size (no peer could take it).
         stats_->add(proxy_counter::send_failed_too_big);
         respond(a, 513, {}, out);
+        if (cdr_) cdr_refused(a, 513, route_index);
         return;
     }
     if (m.raw.size() > max_out_size && !large_free()) {
@@ -200,14 +206,19 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
         // (proxy_large.cc): a temporary condition, 503 (RFC 3261 21.5.4) rather than 513.
         stats_->add(proxy_counter::large_busy);
         respond(a, 503, "Service Unavailable (large messages busy)", out, true, t.retry.retry_after_s);
+        if (cdr_) cdr_refused(a, 503, route_index);
         return;
     }
     if (setups_->full()) {
         stats_->add(proxy_counter::table_full);
         respond(a, 503, "Service Unavailable (call table full)", out, true, t.retry.retry_after_s);
+        if (cdr_) cdr_refused(a, 503, route_index);
         return;
     }
-    if (!admit(t, a, out)) return;  // over a trunk or node limit: refused, counted
+    if (!admit(t, a, out)) {  // over a trunk or node limit: refused, counted
+        if (cdr_) cdr_refused(a, t.admission.refuse_code, route_index);
+        return;
+    }
     if (media_ != nullptr) {
         // Ports for the offer now (send_invite finds them again): a call we cannot anchor
         // is refused before it rings anyone.
@@ -216,6 +227,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
             stats_->add(proxy_counter::table_full);
             adm_->release_call(a.trunk);
             respond(a, 503, "Service Unavailable (no media ports)", out, true, t.retry.retry_after_s);
+            if (cdr_) cdr_refused(a, 503, route_index);
             return;
         }
     }
@@ -243,6 +255,7 @@ void proxy::new_invite(const proxy_tables& t, const peer_health& h, const sip_in
     s.invite_len = static_cast<uint16_t>(m.raw.size());
     take_large(slot, m.raw.size());  // checked free above (large_free)
     std::memcpy(store_of(slot), m.raw.data(), m.raw.size());
+    if (cdr_) cdr_setup_started(slot, a, route_index);
 
     respond(a, 100, {}, out);  // at once: the caller stops retransmitting
     first_attempt_ = true;
@@ -362,6 +375,7 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
     s.peer_id = pe.id;
     s.tried[s.n_tried++] = pe.id;
     ++s.attempt;
+    if (cdr_) cdr_attempt_sent(slot, pe.id, now);
     s.state = setup_state::calling;
     bump(stats_->active_by_peer[pe.id], +1);  // pick_peer counted it node-wide
     s.rt_interval = timer_t1_ms;
@@ -379,9 +393,16 @@ void proxy::next_attempt(const proxy_tables& t, const peer_health& h, uint32_t s
     arm(slot);
 }
 
-void proxy::failure(uint32_t slot, failure_cause why, uint16_t code, outbox& out) noexcept
+void proxy::failure(uint32_t slot, failure_cause why, uint16_t code, outbox& out, uint64_t now) noexcept
 {
     const setup& s = setups_->at(slot);
+    if (cdr_) {
+        const cdr_outcome o = why == failure_cause::timeout ? cdr_outcome::timeout
+                              : why == failure_cause::icmp
+                                  ? (is_stream(s.peer.proto) ? cdr_outcome::connection : cdr_outcome::icmp)
+                                  : s.cancelled ? cdr_outcome::cancelled : cdr_outcome::code;
+        cdr_attempt_end(slot, o, code, now);
+    }
     if (s.peer_id == no_peer) return;
     out.event(peer_event{peer_event_kind::failed, why, code, s.peer_id});
     std::size_t cls = why == failure_cause::timeout ? 3 : why == failure_cause::icmp ? 4 : code >= 600 ? 2 : code >= 500 ? 1 : 0;
@@ -458,6 +479,7 @@ void proxy::respond_upstream(uint32_t slot, uint16_t code, bool retry_after, uin
         }
     }
     stats_->add(proxy_counter::calls_failed);
+    if (cdr_) cdr_final(slot, code, cdr_final_by::sbc);
     await_ack(slot, now);
 }
 
@@ -466,6 +488,7 @@ void proxy::await_ack(uint32_t slot, uint64_t now) noexcept
     // A final non-2xx went upstream: the call is over (its media, peer and admission counts
     // go), the final is repeated on UDP until the ACK (Timer G), and the setup lingers for it.
     setup& s = setups_->at(slot);
+    if (cdr_) cdr_setup_end(slot, now);  // before the media goes: its figures are in the record
     media_end(s.callid_hash);
     peer_put(s.peer_id);
     call_done(slot);
@@ -547,6 +570,7 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
             s.state = setup_state::ringing;
             s.t_give_up = a.now_ms + timer_c_ms;
             relay_upstream(slot, out);
+            if (cdr_) cdr_provisional(slot, a.now_ms);
         }
         if (s.cancelled && !s.cancel_sent) {
             send_to_peer_simple(slot, "CANCEL", {}, out);
@@ -564,7 +588,8 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         s.peer_id = no_peer;
         // The dialog takes over the peer's node-wide count (not given back and taken again:
         // another worker could fill the peer in between) and the trunk's and node's.
-        dialog_started(s.callid_hash, peer_id, s.trunk, s.admitted);
+        const uint32_t d = dialog_started(s.callid_hash, peer_id, s.trunk, s.admitted);
+        if (cdr_) cdr_answered(slot, d, code, a.now_ms);
         s.admitted = false;
         dialog_parties(slot);
         media_dialog_started(slot);
@@ -575,8 +600,9 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
     }
     // A final failure: ACK it hop by hop, then retry elsewhere or pass it on.
     send_to_peer_simple(slot, "ACK", m.text(m.headers[m.h_to].value), out);
+    if (cdr_) cdr_attempt_end(slot, s.cancelled ? cdr_outcome::cancelled : cdr_outcome::code, code, a.now_ms);
     const bool retryable = t.retry.retry_on(code) && !s.cancelled && (!s.provisional || t.retry.after_provisional);
-    if (t.retry.retry_on(code)) failure(slot, failure_cause::code, code, out);
+    if (t.retry.retry_on(code)) failure(slot, failure_cause::code, code, out, a.now_ms);
     else out.event(peer_event{peer_event_kind::answered, failure_cause::none, code, s.peer_id});
     if (retryable) {
         next_attempt(t, h, slot, failure_cause::code, a.now_ms, out);
@@ -590,6 +616,10 @@ void proxy::invite_response(const proxy_tables& t, const peer_health& h, uint32_
         return;
     }
     relay_upstream(slot, out);
+    if (cdr_) {
+        cdr_final(slot, code, cdr_final_by::peer);
+        cdr_setup_end(slot, a.now_ms);  // before the media goes: its figures are in the record
+    }
     media_end(s.callid_hash);
     stats_->add(s.cancelled ? proxy_counter::calls_cancelled : proxy_counter::calls_failed);
     peer_put(s.peer_id);
@@ -639,13 +669,13 @@ void proxy::on_icmp_unreachable(const proxy_tables& t, const peer_health& h, std
     if (s.state == setup_state::ringing && !t.retry.after_provisional) {
         // It rang already (never a second ringing phone), and the callee is out of reach (its
         // stream connection was lost): the caller gets a final answer now, not at Timer C.
-        failure(id.slot, failure_cause::icmp, 0, out);
+        failure(id.slot, failure_cause::icmp, 0, out, now_ms);
         respond_upstream(id.slot, s.cancelled ? 487 : 503, false, 0, now_ms, out);
         return;
     }
     if (s.state != setup_state::calling && s.state != setup_state::proceeding && s.state != setup_state::ringing)
         return;
-    failure(id.slot, failure_cause::icmp, 0, out);
+    failure(id.slot, failure_cause::icmp, 0, out, now_ms);
     if (s.cancelled) {
         respond_upstream(id.slot, 487, false, 0, now_ms, out);
         return;
@@ -682,7 +712,7 @@ void proxy::fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uin
         return;
     }
     if (s.state == setup_state::calling && s.t_no_response != 0 && now >= s.t_no_response) {
-        failure(slot, failure_cause::timeout, 0, out);
+        failure(slot, failure_cause::timeout, 0, out, now);
         next_attempt(t, h, slot, failure_cause::timeout, now, out);
         return;
     }
@@ -690,10 +720,11 @@ void proxy::fire(const proxy_tables& t, const peer_health& h, uint32_t slot, uin
         if (s.state == setup_state::ringing) {
             // Rang too long (Timer C): stop the callee, tell the caller.
             send_to_peer_simple(slot, "CANCEL", {}, out);
+            if (cdr_) cdr_attempt_end(slot, cdr_outcome::timeout, 0, now);
             respond_upstream(slot, 408, false, 0, now, out);
             return;
         }
-        failure(slot, failure_cause::timeout, 0, out);
+        failure(slot, failure_cause::timeout, 0, out, now);
         next_attempt(t, h, slot, failure_cause::timeout, now, out);
         return;
     }
@@ -724,6 +755,9 @@ void proxy::on_send_failed(const proxy_tables& t, const peer_health&, std::strin
         setup& s = setups_->at(id.slot);
         if (s.state != setup_state::calling && s.state != setup_state::proceeding) return;
         if (s.gen != id.gen || (s.attempt & 0xf) != id.attempt || !s.peer.same_place(to)) return;  // a stale attempt
+        if (cdr_)
+            cdr_attempt_end(id.slot, why == send_failure::no_connection ? cdr_outcome::connection : cdr_outcome::not_sent, 0,
+                            now_ms);
         // Not the peer's failure: no peer event, nothing against its health. Nor is another
         // peer likely to fare better from this box, and the caller should not wait for it.
         respond_upstream(id.slot, s.cancelled ? 487 : why == send_failure::too_big ? 513 : 503, false, 0, now_ms, out);

@@ -33,6 +33,7 @@ bool proxy::fall_back(const proxy_tables& t, const peer_health& h, uint32_t slot
         const std::span<char> store(store_of(slot) + s.invite_len, room < max_out_size ? room : max_out_size);
         if (const write_result r = edit(*msg_, e, store); r.ok()) s.final_len = static_cast<uint16_t>(r.len);
     }
+    if (cdr_) cdr_final(slot, code, cdr_final_by::peer);  // what the caller gets should the group run out
     stats_->add(proxy_counter::fallbacks);
     if (s.route < proxy_stats::max_counted) sw_bump(stats_->fallbacks_by_route[s.route]);
     s.route = no_fallback;

@@ -462,7 +462,7 @@ bool proxy::th_forward(const proxy_tables& t, const peer_health& h, const sip_in
     e.push_route = routes;
     e.request_uri = ruri;
     e.decrement_max_forwards = true;
-    if (m.req_method == method::bye) dialog_bye_seen(call, a.now_ms);
+    if (m.req_method == method::bye) dialog_bye_seen(call, a.now_ms, a.src);
     if (!media_body(m, call, from_caller ? media_leg::b : media_leg::a, e)) {
         respond(a, 488, "Not Acceptable Here (no media ports)", out);
         return true;

@@ -134,7 +134,7 @@ void proxy::media_silence(uint64_t now_ms, outbox& out) noexcept
             media_bye(d, false, out);
             media_bye(d, true, out);
         }
-        dialog_end(calls[i]);  // tears the media down too
+        dialog_end(calls[i], sbc::cdr_end::media_timeout, now_ms);  // tears the media down too
     }
 }
 

@@ -112,7 +112,7 @@ void proxy::pending_answer(uint32_t slot, outbox& out) noexcept
     }
     p.erase(slot);
     // The sender will not retry a BYE that got a final answer: the call is over here too.
-    if (e.bye) dialog_end(e.call);
+    if (e.bye) dialog_end(e.call, sbc::cdr_end::bye_timeout);
 }
 
 }  // namespace sbc::sip

@@ -57,6 +57,30 @@ stream_thread::impl::impl(const stream_thread_options& o, stream_stats& stats, s
 
 stream_thread::impl::~impl() = default;
 
+// --- DSCP
+
+void stream_thread::impl::mark_sip(int fd, const ip_address& local) const
+{
+    if (fd < 0) return;
+    for (const auto& [addr, tos] : sip_tos_)
+        if (addr == local) {
+            const int v = tos;
+            setsockopt(fd, IPPROTO_IP, IP_TOS, &v, sizeof(v));
+            return;
+        }
+}
+
+void stream_thread::impl::learn_sip_tos(const dataplane::snapshot& snap)
+{
+    std::vector<std::pair<ip_address, uint8_t>> now;
+    for (const auto& i : snap.interfaces) now.emplace_back(i.address.addr, i.tos_sip);
+    if (now == sip_tos_) return;
+    sip_tos_ = std::move(now);
+    for (const listener& l : listeners_) mark_sip(l.fd, l.local.addr);
+    for (conn& c : conns_.all())
+        if (c.state != conn_state::free) mark_sip(c.fd, c.local.addr);
+}
+
 // --- opening
 
 void stream_thread::impl::open_listener(const endpoint& local, uint16_t trunk)
@@ -65,6 +89,7 @@ void stream_thread::impl::open_listener(const endpoint& local, uint16_t trunk)
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     const int one = 1;
     const sockaddr_in sa = to_sockaddr(local);
+    mark_sip(fd, local.addr);
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
         bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) != 0 || listen(fd, 1024) != 0) {
         problems_.push_back("cannot listen on " + where + ": " + std::strerror(errno));
@@ -127,6 +152,7 @@ void stream_thread::impl::accept_on(const dataplane::snapshot& snap, listener& l
         stats_.accepted.fetch_add(1, std::memory_order_relaxed);
         const int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        mark_sip(fd, l.local.addr);  // inherited from the listener; set again should it have changed since
         c->fd = fd;
         c->outbound = false;
         c->trunk = l.trunk;
@@ -182,6 +208,7 @@ conn* stream_thread::impl::connect_to(const endpoint& remote, const endpoint& lo
     const sockaddr_in to = to_sockaddr(remote);
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    mark_sip(fd, local.addr);  // before connect: the SYN carries it too
     if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof(from)) != 0 ||
         (connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0 && errno != EINPROGRESS)) {
         const int err = errno;

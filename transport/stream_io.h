@@ -87,6 +87,12 @@ struct stream_thread::impl {
     void remember_invite(conn& c, std::string_view msg, uint8_t worker);
     void close_conn(conn& c, conn_reason why, const std::string& detail);
     void close_all();
+    /// Marks `fd`'s IP packets with the SIP DSCP of the interface that owns `local` (IP_TOS;
+    /// an accepted socket inherits its listener's). The kernel then writes it in every segment.
+    void mark_sip(int fd, const ip_address& local) const;
+    /// Learns each interface's SIP TOS from the snapshot and re-marks the open sockets when one
+    /// changed (a reload): reconcile calls it first.
+    void learn_sip_tos(const dataplane::snapshot& snap);
 
     stream_thread_options o_;
     stream_stats& stats_;
@@ -106,6 +112,7 @@ struct stream_thread::impl {
     uint64_t handshake_window_ms_ = 0;
     std::vector<std::string> problems_;
     std::vector<uint32_t> dirty_;  ///< connections with output queued this iteration
+    std::vector<std::pair<ip_address, uint8_t>> sip_tos_;  ///< (our address, its interface's tos_sip)
 };
 
 }  // namespace sbc::streams

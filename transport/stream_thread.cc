@@ -142,6 +142,7 @@ void stream_thread::impl::run()
 
 void stream_thread::impl::reconcile(const dataplane::snapshot& snap)
 {
+    learn_sip_tos(snap);
     struct want {
         endpoint local;
         uint16_t trunk;

@@ -28,6 +28,18 @@
 #   cps_rules: calls_per_s=B base_calls_per_s=A ratio=B/A     (target: ratio >= 0.7)
 #   BASE_CONFIG="" runs A on cps_bench's hand-built tables instead.
 #
+# With call detail records (issue 16): CDR=1 (default; 0 skips it) runs A's configuration again
+#   with cps_bench --cdr FILE (the worker hands every ended call to its ring; the main lcore
+#   drains it every millisecond with sbcd's CDR writer into FILE), alternately with A, RUNS
+#   times. Printed before the last line:
+#   cps_cdr: calls_per_s=B base_calls_per_s=A ratio=B/A (target >= 0.9)
+#
+# With a full SIP capture (issue 16): CAPTURE=1 (default; 0 skips it) runs A's configuration
+#   again with cps_bench --capture FILE (a capture matching every message: the worker copies
+#   every SIP frame in and out to its ring, sbcd's capture thread writes them as pcap),
+#   alternately with A, RUNS times. Printed before the last line:
+#   cps_capture: calls_per_s=B base_calls_per_s=A ratio=B/A (target >= 0.6)
+#
 # Usage (root): scripts/bench/cps.sh    env: SECONDS_PER_RUN (3), RUNS (3), HOLD (20000),
 #                                          BUILD_DIR (build), MAIN_CPU (0), WORKER_CPU (1),
 #                                          BASE_CONFIG, RULES_CONFIG (above)
@@ -41,6 +53,8 @@ runs=${RUNS:-3}
 hold=${HOLD:-20000}
 base_config=${BASE_CONFIG-scripts/bench/cps_base.toml}
 rules_config=${RULES_CONFIG-scripts/bench/cps_rules.toml}
+cdr_run=${CDR:-1}
+capture_run=${CAPTURE:-1}
 
 need_root cps.sh
 build_bench tests/bench/cps_bench
@@ -50,18 +64,21 @@ trap 'rm -rf "$logs"' EXIT
 
 : > "$logs/cps"
 : > "$logs/cps_rules"
+: > "$logs/cps_cdr"
+: > "$logs/cps_capture"
 bytes=""
-# bench NAME HOLD CONFIG OUT: one cps_bench run (CONFIG "": the hand-built tables); its calls per
-# second appended to OUT, its report lines printed as "NAME: ...".
+# bench NAME HOLD CONFIG OUT [ARGS...]: one cps_bench run (CONFIG "": the hand-built tables; ARGS
+# more cps_bench options); its calls per second appended to OUT, its report lines printed as "NAME: ...".
 bench() {
   local name=$1 h=$2 config=$3 out=$4 log="$logs/${1// /_}.log" c
-  local args=(--seconds "$seconds" --warmup 1 --hold "$h")
+  shift 4
+  local args=(--seconds "$seconds" --warmup 1 --hold "$h" "$@")
   [ -n "$config" ] && args+=(--config "$config")
   "$build/tests/bench/cps_bench" "${args[@]}" -- \
     --lcores "0@${main_cpu},1@${worker_cpu}" --no-huge -m 2048 --no-pci \
     --file-prefix="sbc-cps-$$-${name// /_}" --log-level=lib.eal:error --log-level=user1:warning >"$log" 2>&1 ||
     { tail -20 "$log" >&2; exit 1; }
-  grep -E '^(tables|memory|throughput|proxy|drop):' "$log" | sed "s/^/$name: /"
+  grep -E '^(tables|memory|throughput|proxy|drop|cdr|capture):' "$log" | sed "s/^/$name: /"
   c=$(sed -n 's/^cps: calls_per_s=\([0-9.]*\).*/\1/p' "$log")
   echo "$c" >> "$out"
   [ -z "$bytes" ] && bytes=$(sed -n 's/^cps: .*bytes_per_call=\([0-9.]*\).*/\1/p' "$log")
@@ -72,11 +89,30 @@ for r in $(seq 1 "$runs"); do
   h=$hold; [ "$r" -gt 1 ] && h=0
   bench "run $r" "$h" "$a_config" "$logs/cps"
   [ -n "$rules_config" ] && bench "run $r rules" 0 "$rules_config" "$logs/cps_rules"
+  if [ "$cdr_run" = 1 ]; then
+    rm -f "$logs/cdr.jsonl"
+    bench "run $r cdr" 0 "$a_config" "$logs/cps_cdr" --cdr "$logs/cdr.jsonl"
+  fi
+  if [ "$capture_run" = 1 ]; then
+    rm -f "$logs/capture.pcap"
+    bench "run $r capture" 0 "$a_config" "$logs/cps_capture" --capture "$logs/capture.pcap"
+    rm -f "$logs/capture.pcap"
+  fi
 done
 a=$(median < "$logs/cps")
 if [ -n "$rules_config" ]; then
   b=$(median < "$logs/cps_rules")
   printf 'cps_rules: calls_per_s=%.0f base_calls_per_s=%.0f ratio=%s config=%s base_config=%s\n' "$b" "$a" \
     "$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "na" }')" "$rules_config" "${a_config:-hand-built}"
+fi
+if [ "$cdr_run" = 1 ]; then
+  b=$(median < "$logs/cps_cdr")
+  printf 'cps_cdr: calls_per_s=%.0f base_calls_per_s=%.0f ratio=%s (target >= 0.9)\n' "$b" "$a" \
+    "$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "na" }')"
+fi
+if [ "$capture_run" = 1 ]; then
+  b=$(median < "$logs/cps_capture")
+  printf 'cps_capture: calls_per_s=%.0f base_calls_per_s=%.0f ratio=%s (target >= 0.6)\n' "$b" "$a" \
+    "$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "na" }')"
 fi
 printf 'cps: calls_per_s=%.0f bytes_per_call=%.0f\n' "$a" "$bytes"

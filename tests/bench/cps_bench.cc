@@ -22,6 +22,12 @@
 //   cps_bench [--seconds N] [--warmup N] [--window N] [--hold N] [--setups N] [--config SBC_TOML] -- EAL args
 // --config: the proxy tables built from an sbc.toml by sbcd's loader and builder (cps_tables.h;
 // scripts/bench/cps_base.toml and cps_rules.toml), instead of the hand-built ones.
+// --cdr FILE: call detail records on, as in sbcd with [cdr]: the worker's proxy hands every ended
+// call to its ring (port_options::cdr_ring), and the main lcore drains it every millisecond with
+// sbcd's writer (control/cdr_ring.h, control/cdr_writer.h) into FILE, as sbcd's control loop does.
+// --capture FILE: a SIP capture matching every message, as `sbcctl capture start FILE` in sbcd:
+// the worker copies every frame in and out into its ring, sbcd's capture thread
+// (control/capture_service.h) drains it into FILE with the pcap writer.
 // Main lcore: the generator; one worker lcore: the worker loop.
 #include <unistd.h>
 
@@ -49,6 +55,8 @@
 #include <rte_launch.h>
 #include <rte_udp.h>
 
+#include "control/capture_service.h"
+#include "control/cdr_ring.h"
 #include "control/snapshot_build.h"
 #include "dataplane/events.h"
 #include "dataplane/runtime.h"
@@ -120,6 +128,10 @@ struct generator {
     uint64_t no_mbuf = 0;
     rte_ring* events = nullptr;       ///< the control core's event ring, drained and dropped
     bool hold = false;                ///< answer 200 with ACK only (no BYE)
+    // --cdr: the worker's ring of call records and sbcd's writer, drained every cdr_every cycles.
+    rte_ring* cdr_ring = nullptr;
+    sbc::control::cdr_writer* cdr = nullptr;
+    uint64_t cdr_every = 0, cdr_next = 0;
     uint16_t ip_id = 0;
 
     /// A frame to the SBC with `payload` (UDP checksum 0).
@@ -331,6 +343,13 @@ struct generator {
     /// `max_new`), push frames to the worker.
     void round(uint64_t window, uint64_t max_new)
     {
+        if (cdr != nullptr && rte_rdtsc() >= cdr_next) {
+            sbc::control::drain_cdr_ring(cdr_ring, *cdr);
+            const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch()).count();
+            cdr->flush(now);
+            cdr_next = rte_rdtsc() + cdr_every;
+        }
         std::array<rte_mbuf*, 64> pkts;
         const unsigned n = rte_ring_sc_dequeue_burst(from_worker, reinterpret_cast<void**>(pkts.data()), 64, nullptr);
         for (unsigned i = 0; i < n; ++i) on_sent(pkts[i]);
@@ -363,6 +382,8 @@ int main(int argc, char** argv)
     uint64_t window = 4096, hold_n = 20000;
     uint32_t setups = 1u << 20;
     const char* config = nullptr;  ///< an sbc.toml to build the proxy tables from (cps_tables.h)
+    const char* cdr_path = nullptr;  ///< --cdr: the call detail record file
+    const char* capture_path = nullptr;  ///< --capture: the pcap file of a capture of every message
     int i = 1;
     for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
         const std::string a = argv[i];
@@ -372,9 +393,11 @@ int main(int argc, char** argv)
         else if (a == "--hold" && i + 1 < argc) hold_n = std::strtoull(argv[++i], nullptr, 10);
         else if (a == "--setups" && i + 1 < argc) setups = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
         else if (a == "--config" && i + 1 < argc) config = argv[++i];
+        else if (a == "--cdr" && i + 1 < argc) cdr_path = argv[++i];
+        else if (a == "--capture" && i + 1 < argc) capture_path = argv[++i];
         else {
             std::fprintf(stderr, "usage: cps_bench [--seconds N] [--warmup N] [--window N] [--hold N] [--setups N] "
-                                 "[--config SBC_TOML] -- EAL args\n");
+                                 "[--config SBC_TOML] [--cdr FILE] [--capture FILE] -- EAL args\n");
             return 2;
         }
     }
@@ -399,6 +422,7 @@ int main(int argc, char** argv)
     po.mbufs_per_worker = 65535;
     po.setups_per_worker = setups;
     po.dialogs_per_worker = static_cast<uint32_t>(std::max<uint64_t>(131072, hold_n + window));
+    po.cdr_ring = cdr_path != nullptr ? sbc::control::default_cdr_ring : 0;
     auto rt = dp::start_dataplane({"net_ring_cps"}, po, error);
     if (rt == nullptr) {
         std::fprintf(stderr, "cps_bench: %s\n", error.c_str());
@@ -421,6 +445,28 @@ int main(int argc, char** argv)
         return 1;
     }
     std::printf("tables: %s\n", config != nullptr ? config : "hand-built");
+    std::unique_ptr<sbc::control::cdr_writer> cdr;
+    if (cdr_path != nullptr) {
+        sbc::control::cdr_config cc;
+        cc.path = cdr_path;
+        cc.rotate_bytes = 0;  // one file for the run
+        cc.rotate_seconds = 0;
+        const uint64_t tsc_per_ms = rt->workers[0]->tsc_per_ms;
+        const sbc::control::cdr_clock clock{
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count(),
+            rte_rdtsc() / tsc_per_ms};
+        cdr = sbc::control::cdr_writer::open(cc, clock, clock.wall_ms_at,
+                                             [](const std::string& l) { std::fprintf(stderr, "cps_bench: %s\n", l.c_str()); }, error);
+        if (cdr == nullptr) {
+            std::fprintf(stderr, "cps_bench: --cdr: %s\n", error.c_str());
+            return 1;
+        }
+        cdr->set_names(sbc::control::cdr_names_of(*tables));
+        g.cdr = cdr.get();
+        g.cdr_ring = rt->workers[0]->cdr_out;
+        g.cdr_every = rte_get_tsc_hz() / 1000;
+        std::printf("cdr: %s\n", cdr_path);
+    }
     snap->interfaces.push_back(ifc);
     snap->proxy = tables;
     snap->index_interfaces();
@@ -431,6 +477,18 @@ int main(int argc, char** argv)
     rt->shared->neighbours.insert(sbc::ip_address::v4(caller_ip), cm, 1);
     rt->shared->neighbours.insert(sbc::ip_address::v4(callee_ip), ce, 1);
 
+    std::unique_ptr<sbc::control::capture_service> capture;
+    if (capture_path != nullptr) {
+        capture = std::make_unique<sbc::control::capture_service>(*rt);
+        sbc::control::capture_request cr;
+        cr.path = capture_path;
+        cr.max_mb = 1024 * 1024;  // the run, not the file, ends it
+        if (!capture->start(cr, error)) {
+            std::fprintf(stderr, "cps_bench: --capture: %s\n", error.c_str());
+            return 1;
+        }
+        std::printf("capture: %s\n", capture_path);
+    }
     dp::worker& w = *rt->workers[0];
     if (rte_eal_remote_launch(
             [](void* arg) -> int {
@@ -539,6 +597,25 @@ int main(int argc, char** argv)
         if (d.drops[r] != 0)
             std::printf("drop: %s=%lu\n", std::string(dp::drop_reason_name(static_cast<dp::drop_reason>(r))).c_str(),
                         static_cast<unsigned long>(d.drops[r]));
+    if (cdr != nullptr) {
+        while (sbc::control::drain_cdr_ring(g.cdr_ring, *cdr) != 0) {
+        }
+        cdr->flush(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+        const auto cr = cdr->report();
+        std::printf("cdr: written=%lu write_errors=%lu dropped=%lu worker_records=%lu\n",
+                    static_cast<unsigned long>(cr.written), static_cast<unsigned long>(cr.write_errors),
+                    static_cast<unsigned long>(w.counters.cdr_dropped.get()),
+                    static_cast<unsigned long>(w.counters.cdr_records.get()));
+    }
+    if (capture != nullptr) {
+        std::string ignored;
+        capture->stop(ignored);
+        const auto cs = capture->status();
+        std::printf("capture: messages=%lu bytes=%lu copied=%lu dropped_ring_full=%lu dropped_no_buffer=%lu\n",
+                    static_cast<unsigned long>(cs.messages), static_cast<unsigned long>(cs.bytes),
+                    static_cast<unsigned long>(w.capture_stats.copied.get()),
+                    static_cast<unsigned long>(cs.dropped_ring_full), static_cast<unsigned long>(cs.dropped_no_buffer));
+    }
     std::printf("cps: calls_per_s=%.0f bytes_per_call=%.0f\n", per_core, bytes_per_call);
     std::fflush(stdout);
     std::_Exit(0);  // the proxy's tables are large; the OS takes them back faster than delete

@@ -14,7 +14,8 @@
 # Knobs (set before sip_up): SIP_PASSIVE_DOWN_AFTER (default 100: no peer goes down during
 # a test unless the test wants it), SIP_NO_RESPONSE_MS (1000), SIP_RETRY_AFTER_S (30),
 # SIP_TRANSACTIONS (unset: sbcd's default), SIP_WORKERS (1; more need as many queues:
-# SIP_DEVICE_EXTRA=",qpairs=2", appended to the af_packet device), SIP_EXTRA_CONFIG (appended),
+# SIP_DEVICE_EXTRA=",qpairs=2", appended to the af_packet device), SIP_IFACE_EXTRA (lines of
+# the [[interface]] table, e.g. dscp_sip = "CS5"), SIP_EXTRA_CONFIG (appended),
 # SIP_TRUNK_EXTRA (more keys of the trunk "carrier", e.g. "trusted = true"),
 # SIP_EXTRA_ADDRS (more addresses, /16, on the hosts end of the veth), SIP_WARM_ADDRS (more
 # addresses whose MAC sbcd learns before the test; SIP_NO_WARM=1: none), SIP_REGIONS (replaces the two static
@@ -118,6 +119,7 @@ $(sbc_conf_head "e2e-sip-${TOPO_ID}" "${SIP_WORKERS:-1}" "$SOCK" "$HTTP")
 name = "hosts"
 device = "net_af_packet${TOPO_ID},iface=${SIPP_PROXY_IF}${SIP_DEVICE_EXTRA:-}"
 address = "198.18.0.1/16"
+${SIP_IFACE_EXTRA:-}
 
 [[trunk]]
 name = "carrier"

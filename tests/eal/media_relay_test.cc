@@ -4,6 +4,7 @@
 // byte for byte against one built independently, so every header and checksum is checked)
 // or the relay drop it must count. One call: leg A (caller) offers 198.18.0.10:4000, leg B
 // answers 198.18.0.20:6000; the SBC's media address is 198.18.0.1, ports 20000..20099.
+#include <array>
 #include <functional>
 #include <optional>
 #include <set>
@@ -238,6 +239,16 @@ TEST_F(media_relay, counts_packets_bytes_and_loss_per_direction)
     EXPECT_TRUE(from_a.latched);
     EXPECT_EQ(calls[0].streams[0].rtp[1].packets, 3u);
     EXPECT_EQ(calls[0].streams[0].rtp[1].lost, 0u);
+    // What the call's record gets (media_hook::call_figures): the same flows, with the payload
+    // type of the first packet the relay saw from each side (PCMU, 0; 255 would mean none).
+    std::array<sbc::cdr_media, 2> fig{};
+    ASSERT_TRUE(h_->worker(0).media->call_figures(calls[0].call, fig));
+    EXPECT_EQ(fig[0].packets, 8u);
+    EXPECT_EQ(fig[0].bytes, 8u * 172);
+    EXPECT_EQ(fig[0].lost, 2u);
+    EXPECT_EQ(fig[0].payload_type, 0);
+    EXPECT_EQ(fig[1].packets, 3u);
+    EXPECT_EQ(fig[1].payload_type, 0);
 }
 
 TEST_F(media_relay, ports_of_an_ended_call_stay_quarantined)

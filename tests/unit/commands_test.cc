@@ -12,7 +12,7 @@ namespace {
 TEST(commands, unknown_command_reply_lists_what_sbcd_serves)
 {
     EXPECT_EQ(unknown_command_error("bogus"),
-              "unknown command 'bogus' (known: status, stats, calls, peers, peer, drain, reload, conns, deny)");
+              "unknown command 'bogus' (known: status, stats, calls, peers, peer, drain, reload, conns, deny, capture, cdr)");
 }
 
 TEST(commands, top_and_help_are_sbcctl_only_and_are_not_served)

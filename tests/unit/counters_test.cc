@@ -84,6 +84,9 @@ TEST(counters, accumulate_sums_every_field)
     b.rx_bytes = 14;
     a.tx_packets = 15;
     b.tx_bytes = 16;
+    a.cdr_records = 17;
+    b.cdr_records = 1;
+    b.cdr_dropped = 18;
     accumulate(a, b);
     EXPECT_EQ(a.rx_packets, 3u);
     EXPECT_EQ(a.drops[0], 5u);
@@ -97,6 +100,8 @@ TEST(counters, accumulate_sums_every_field)
     EXPECT_EQ(a.rx_bytes, 14u);
     EXPECT_EQ(a.tx_packets, 15u);
     EXPECT_EQ(a.tx_bytes, 16u);
+    EXPECT_EQ(a.cdr_records, 18u);
+    EXPECT_EQ(a.cdr_dropped, 18u);
     EXPECT_EQ(a.drops_total(), 12u);
 }
 

@@ -145,6 +145,27 @@ TEST(stats, prometheus_text_is_well_formed_with_help_and_type_once_per_metric)
     for (const auto& s : samples) EXPECT_TRUE(series.insert(s.name + s.labels).second) << "duplicate " << s.name << s.labels;
 }
 
+TEST(stats, call_records_handed_over_and_lost_show_per_worker_in_json_and_prometheus)
+{
+    auto r = sample_report();
+    r.workers[1].counters.cdr_records = 40;
+    r.workers[1].counters.cdr_dropped = 3;
+    const auto back = counters_from_json(to_json(r.workers[1].counters));
+    EXPECT_EQ(back.cdr_records, 40u);
+    EXPECT_EQ(back.cdr_dropped, 3u);
+    std::map<std::string, std::string> types;
+    const auto samples = parse_prometheus(to_prometheus(r), types);
+    auto value_of = [&](const std::string& name, const std::string& labels) -> std::string {
+        for (const auto& s : samples)
+            if (s.name == name && s.labels == labels) return s.value;
+        return "absent";
+    };
+    EXPECT_EQ(value_of("sbc_cdr_records_total", R"({worker="1"})"), "40");
+    EXPECT_EQ(value_of("sbc_cdr_dropped_total", R"({worker="1"})"), "3");
+    EXPECT_EQ(value_of("sbc_cdr_dropped_total", R"({worker="0"})"), "0");
+    EXPECT_EQ(types["sbc_cdr_dropped_total"], "counter");
+}
+
 TEST(stats, prometheus_text_has_up_info_per_worker_counters_and_labelled_drops)
 {
     std::map<std::string, std::string> types;
