@@ -56,6 +56,9 @@ media_report collect_media(const dataplane::dataplane_runtime& rt, bool with_cal
         r.counters.emplace_back(std::string(rtp::media_counter_name(c)), sum.counters[i]);
         r.counter_help.emplace_back(std::string(rtp::media_counter_name(c)), std::string(rtp::media_counter_help(c)));
     }
+    for (const uint32_t b : rtp::jitter_bounds_ms) r.jitter_bounds_ms.push_back(b);
+    r.jitter_flows.assign(sum.jitter_flows.begin(), sum.jitter_flows.end());
+    r.jitter_sum_ms = static_cast<double>(sum.jitter_sum_us) / 1000.0;
     r.sessions_active = sum.sessions_active;
     r.flows_active = sum.streams_active * 4;
     r.ports_free = sum.ports_free;

@@ -49,6 +49,9 @@ json to_json(const media_report& r)
             {"flows_active", r.flows_active},
             {"ports_free", r.ports_free},
             {"ports_quarantined", r.ports_quarantined},
+            {"jitter_bounds_ms", r.jitter_bounds_ms},
+            {"jitter_flows", r.jitter_flows},
+            {"jitter_sum_ms", r.jitter_sum_ms},
             {"calls", calls}};
 }
 
@@ -72,6 +75,9 @@ std::string media_prometheus(const media_report& r)
     for (const auto& [k, v] : r.drops) w.sample(prom_labels({{"reason", k}}), v);
     for (std::size_t i = 0; i < r.counters.size(); ++i)
         w.single("media_" + r.counters[i].first + "_total", "counter", r.counter_help[i].second, r.counters[i].second);
+    w.histogram("media_jitter_ms",
+                "RTP interarrival jitter (RFC 3550) of each anchored flow with packets, when its call ended, in ms.",
+                r.jitter_bounds_ms, r.jitter_flows, r.jitter_sum_ms);
     w.single("media_sessions_active", "gauge", "Calls whose media is anchored now.", r.sessions_active);
     w.single("media_flows_active", "gauge", "One-way RTP and RTCP flows set up now.", r.flows_active);
     w.single("media_ports_free", "gauge", "Media port pairs free for new calls.", r.ports_free);

@@ -53,6 +53,11 @@ struct media_report {
     uint64_t flows_active = 0;           ///< one-way flows (4 per anchored stream: RTP and RTCP each way)
     uint64_t ports_free = 0;             ///< port pairs free
     uint64_t ports_quarantined = 0;
+    /// Anchored RTP flows of ended calls by their jitter at the end: upper bounds in ms, and
+    /// the count in each bucket (one more than bounds: above them all); and their sum, in ms.
+    std::vector<double> jitter_bounds_ms;
+    std::vector<uint64_t> jitter_flows;
+    double jitter_sum_ms = 0;
     std::vector<media_call_report> calls;  ///< only when asked (sbcctl calls --media)
 };
 

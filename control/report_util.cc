@@ -40,6 +40,20 @@ void prom_writer::family(std::string_view name, std::string_view type, std::stri
     out_ << "# HELP " << name_ << ' ' << help << "\n# TYPE " << name_ << ' ' << type << '\n';
 }
 
+void prom_writer::histogram(std::string_view name, std::string_view help, const std::vector<double>& le,
+                            const std::vector<uint64_t>& counts, double sum)
+{
+    family(name, "histogram", help);
+    const std::string base = name_;
+    uint64_t total = 0;
+    for (std::size_t i = 0; i <= le.size(); ++i) {
+        total += i < counts.size() ? counts[i] : 0;
+        out_ << base << "_bucket{le=\"" << (i < le.size() ? fmt("%g", le[i]) : std::string("+Inf")) << "\"} " << total
+             << '\n';
+    }
+    out_ << base << "_sum " << fmt("%.6g", sum) << '\n' << base << "_count " << total << '\n';
+}
+
 std::string table_text(const std::vector<std::vector<std::string>>& rows, const std::string& indent)
 {
     std::vector<std::size_t> width;

@@ -51,6 +51,11 @@ public:
         family(name, type, help);
         sample("", v);
     }
+    /// A histogram family: cumulative `_bucket` samples for each upper bound in `le` and
+    /// +Inf, then `_sum` and `_count`; `counts[i]` is the number of observations in bucket i
+    /// alone (le.size() + 1 of them, the last above every bound).
+    void histogram(std::string_view name, std::string_view help, const std::vector<double>& le,
+                   const std::vector<uint64_t>& counts, double sum);
     /// A `# text` line (ignored by parsers).
     void comment(const std::string& text) { out_ << "# " << text << '\n'; }
     [[nodiscard]] std::string str() const { return out_.str(); }

@@ -274,6 +274,7 @@ sip::sdp_verdict media_sessions::rewrite_sdp(uint64_t call, sip::media_leg to, s
 void media_sessions::end(uint32_t slot, uint64_t now_ms) noexcept
 {
     session& s = sessions_.at(slot);
+    count_quality(s);
     const uint8_t n = s.n_streams.load(std::memory_order_relaxed);
     for (uint8_t i = 0; i < n; ++i) {
         const uint32_t id = s.streams[i].load(std::memory_order_relaxed);
@@ -343,27 +344,54 @@ uint32_t media_sessions::silent_calls(uint64_t now_ms, std::span<uint64_t> calls
 
 void media_sessions::tick(uint64_t now_ms) noexcept { pool_.reclaim(now_ms); }
 
+sbc::cdr_media media_sessions::rtp_figures(const media_stream& st, unsigned side) const noexcept
+{
+    // Read as the views read them: another worker may be the flow's writer.
+    const uint32_t clock = st.clock_hz.load(std::memory_order_relaxed);
+    const uint64_t hz = clock != 0 ? clock : 8000;
+    const flow_stats& fs =
+        table_.stats(st.addr[side].load(std::memory_order_relaxed), st.port[side].load(std::memory_order_relaxed));
+    sbc::cdr_media m;
+    m.packets = fs.packets.load(std::memory_order_relaxed);
+    m.bytes = fs.bytes.load(std::memory_order_relaxed);
+    m.lost = fs.lost.load(std::memory_order_relaxed);
+    // Timestamp units << 4 (RFC 3550 A.8) to microseconds.
+    m.jitter_us = static_cast<uint32_t>(uint64_t{fs.jitter.load(std::memory_order_relaxed)} * 1'000'000 / 16 / hz);
+    m.payload_type = fs.payload_type.load(std::memory_order_relaxed);
+    return m;
+}
+
+void media_sessions::count_quality(const session& s) noexcept
+{
+    uint64_t packets = 0, lost = 0, sum_us = 0;
+    const uint8_t n = s.n_streams.load(std::memory_order_relaxed);
+    for (uint8_t i = 0; i < n; ++i) {
+        const media_stream& st = table_.stream(s.streams[i].load(std::memory_order_relaxed));
+        for (unsigned side = 0; side < 2; ++side) {
+            const sbc::cdr_media m = rtp_figures(st, side);
+            if (m.packets == 0) continue;
+            packets += m.packets;
+            lost += m.lost;
+            sum_us += m.jitter_us;
+            std::size_t b = 0;
+            while (b < jitter_bounds_ms.size() && m.jitter_us > jitter_bounds_ms[b] * 1000u) ++b;
+            sw_add(jitter_flows_[b], uint64_t{1});
+        }
+    }
+    count(media_counter::ended_rtp_packets, packets);
+    count(media_counter::ended_rtp_lost, lost);
+    sw_add(jitter_sum_us_, sum_us);
+}
+
 bool media_sessions::call_figures(uint64_t call, std::span<sbc::cdr_media, 2> out) noexcept
 {
     const uint32_t slot = sessions_.find(call == 0 ? 1 : call);
     if (slot == none) return false;
     const session& s = sessions_.at(slot);
     if (s.n_streams.load(std::memory_order_relaxed) == 0) return false;
-    // The first m-line's RTP flows, as the views read them (another worker may be their writer).
+    // The first m-line's RTP flows.
     const media_stream& st = table_.stream(s.streams[0].load(std::memory_order_relaxed));
-    const uint32_t clock = st.clock_hz.load(std::memory_order_relaxed);
-    const uint64_t hz = clock != 0 ? clock : 8000;
-    for (unsigned side = 0; side < 2; ++side) {
-        const flow_stats& fs =
-            table_.stats(st.addr[side].load(std::memory_order_relaxed), st.port[side].load(std::memory_order_relaxed));
-        sbc::cdr_media& m = out[side];
-        m.packets = fs.packets.load(std::memory_order_relaxed);
-        m.bytes = fs.bytes.load(std::memory_order_relaxed);
-        m.lost = fs.lost.load(std::memory_order_relaxed);
-        // Timestamp units << 4 (RFC 3550 A.8) to microseconds.
-        m.jitter_us = static_cast<uint32_t>(uint64_t{fs.jitter.load(std::memory_order_relaxed)} * 1'000'000 / 16 / hz);
-        m.payload_type = fs.payload_type.load(std::memory_order_relaxed);
-    }
+    for (unsigned side = 0; side < 2; ++side) out[side] = rtp_figures(st, side);
     return true;
 }
 
@@ -422,6 +450,8 @@ media_summary media_sessions::summary() const noexcept
     m.streams_active = streams_active_.load(std::memory_order_relaxed);
     m.ports_free = pool_.free_count();
     m.ports_quarantined = pool_.quarantined();
+    for (std::size_t i = 0; i < jitter_buckets; ++i) m.jitter_flows[i] = jitter_flows_[i].load(std::memory_order_relaxed);
+    m.jitter_sum_us = jitter_sum_us_.load(std::memory_order_relaxed);
     return m;
 }
 
@@ -432,6 +462,8 @@ void accumulate(media_summary& a, const media_summary& b) noexcept
     a.streams_active += b.streams_active;
     a.ports_free += b.ports_free;
     a.ports_quarantined += b.ports_quarantined;
+    for (std::size_t i = 0; i < jitter_buckets; ++i) a.jitter_flows[i] += b.jitter_flows[i];
+    a.jitter_sum_us += b.jitter_sum_us;
 }
 
 }  // namespace sbc::rtp

@@ -103,12 +103,19 @@ private:
     X(no_sessions, "offers refused because the worker's media session table was full") \
     X(sessions_started, "calls whose media the SBC anchors")                           \
     X(sessions_ended, "anchored calls torn down")                                      \
-    X(sessions_silent, "calls ended by the media inactivity timeout")
+    X(sessions_silent, "calls ended by the media inactivity timeout")                  \
+    X(ended_rtp_packets, "RTP packets that reached the SBC on anchored calls, added when each call ended (both directions, every m-line)") \
+    X(ended_rtp_lost, "RTP packets lost on the way to the SBC (RFC 3550 cumulative loss) on anchored calls, added when each call ended")
 
 SBC_LIST_ENUM(media_counter, SBC_MEDIA_COUNTERS);
 constexpr std::size_t media_counter_count = list_size<media_counter>;
 std::string_view media_counter_name(media_counter c) noexcept;
 std::string_view media_counter_help(media_counter c) noexcept;
+
+/// Upper bounds, in ms, of the histogram of RTP interarrival jitter (RFC 3550) that each
+/// anchored flow with packets had when its call ended; one more bucket holds what is above.
+constexpr std::array<uint32_t, 8> jitter_bounds_ms{1, 2, 5, 10, 20, 30, 50, 100};
+constexpr std::size_t jitter_buckets = jitter_bounds_ms.size() + 1;
 
 /// One direction of one stream as the views show it (a flow: packets arriving on `port`).
 struct flow_view {
@@ -143,6 +150,8 @@ struct media_summary {
     uint64_t streams_active = 0;
     uint64_t ports_free = 0;         ///< even/odd pairs free (not counting quarantine)
     uint64_t ports_quarantined = 0;
+    std::array<uint64_t, jitter_buckets> jitter_flows{};  ///< ended flows by end jitter (jitter_bounds_ms)
+    uint64_t jitter_sum_us = 0;                             ///< their jitter summed
 };
 
 /// One worker's calls with anchored media; the proxy reaches it through sip::media_hook.
@@ -181,6 +190,10 @@ private:
     bool ensure_stream(uint32_t slot, unsigned m) noexcept;
     void count(media_counter c, uint64_t n = 1) noexcept;
     [[nodiscard]] uint64_t last_media_ms(const session& s) const noexcept;
+    /// The RTP flow of `st` arriving from `side` as a call record shows it.
+    [[nodiscard]] sbc::cdr_media rtp_figures(const media_stream& st, unsigned side) const noexcept;
+    /// Adds an ending call's RTP packets, loss and jitter to the node-wide figures.
+    void count_quality(const session& s) noexcept;
 
     flow_table& table_;
     unsigned worker_;
@@ -191,6 +204,8 @@ private:
     std::array<std::atomic<uint64_t>, media_counter_count> counters_{};
     std::atomic<uint64_t> sessions_active_{0};
     std::atomic<uint64_t> streams_active_{0};
+    std::array<std::atomic<uint64_t>, jitter_buckets> jitter_flows_{};
+    std::atomic<uint64_t> jitter_sum_us_{0};
 };
 
 /// Adds b into a.

@@ -44,7 +44,6 @@ std::shared_ptr<canary_matcher> canary_matcher::compile(const std::vector<canary
     if (!hs_fields::platform_ok(error)) return nullptr;
     for (std::size_t f = 0; f < match_field_count; ++f) {
         hs_fields::patterns p;
-        std::vector<const canary_rule*> of;
         for (const canary_rule& r : rules) {
             if (static_cast<std::size_t>(r.field) != f) continue;
             if (r.slot >= max_canaries || r.field == match_field::trunk) {
@@ -52,20 +51,8 @@ std::shared_ptr<canary_matcher> canary_matcher::compile(const std::vector<canary
                 return nullptr;
             }
             p.add(r.pattern.c_str(), HS_FLAG_SINGLEMATCH, r.slot);
-            of.push_back(&r);
         }
-        int bad = -1;
-        std::string reason;
-        switch (m->hs_.compile_field(f, p, bad, reason)) {
-        case hs_fields::status::ok: break;
-        case hs_fields::status::compile_failed:
-            error = (bad >= 0 ? "pattern \"" + of[static_cast<std::size_t>(bad)]->pattern + "\"" : std::string("patterns")) +
-                    " on " + std::string(canary_field_name(static_cast<match_field>(f))) + " does not compile: " + reason;
-            return nullptr;
-        case hs_fields::status::scratch_failed:
-            error = "Hyperscan cannot allocate scratch for the canary patterns";
-            return nullptr;
-        }
+        if (!m->hs_.compile_field(f, p, canary_field_name(static_cast<match_field>(f)), "canary", error)) return nullptr;
     }
     if (!m->hs_.make_scratch(workers, error)) return nullptr;
     return m;

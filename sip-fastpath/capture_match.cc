@@ -44,24 +44,11 @@ std::shared_ptr<capture_matcher> capture_matcher::compile(const std::vector<capt
     std::shared_ptr<capture_matcher> m(new capture_matcher());
     for (std::size_t f = 0; f < capture_field_count; ++f) {
         hs_fields::patterns p;
-        std::vector<const capture_pattern*> of;
         for (std::size_t i = 0; i < patterns.size(); ++i) {
             if (static_cast<std::size_t>(patterns[i].field) != f) continue;
             p.add(patterns[i].expr.c_str(), HS_FLAG_SINGLEMATCH, static_cast<unsigned>(i));
-            of.push_back(&patterns[i]);
         }
-        int bad = -1;
-        std::string reason;
-        switch (m->hs_.compile_field(f, p, bad, reason)) {
-        case hs_fields::status::ok: break;
-        case hs_fields::status::compile_failed:
-            error = (bad >= 0 ? "pattern \"" + of[static_cast<std::size_t>(bad)]->expr + "\"" : std::string("patterns")) +
-                    " on " + std::string(names[f]) + " does not compile: " + reason;
-            return nullptr;
-        case hs_fields::status::scratch_failed:
-            error = "Hyperscan cannot allocate scratch for the capture patterns";
-            return nullptr;
-        }
+        if (!m->hs_.compile_field(f, p, names[f], "capture", error)) return nullptr;
     }
     if (!m->hs_.make_scratch(workers, error)) return nullptr;
     return m;

@@ -39,6 +39,23 @@ hs_fields::status hs_fields::compile_field(std::size_t f, const patterns& p, int
     return status::ok;
 }
 
+bool hs_fields::compile_field(std::size_t f, const patterns& p, std::string_view field, std::string_view what,
+                              std::string& error)
+{
+    int bad = -1;
+    std::string reason;
+    switch (compile_field(f, p, bad, reason)) {
+    case status::ok: return true;
+    case status::compile_failed:
+        error = (bad >= 0 ? "pattern \"" + std::string(p.exprs[static_cast<std::size_t>(bad)]) + "\"" : std::string("patterns")) +
+                " on " + std::string(field) + " does not compile: " + reason;
+        return false;
+    case status::scratch_failed: break;
+    }
+    error = "Hyperscan cannot allocate scratch for the " + std::string(what) + " patterns";
+    return false;
+}
+
 bool hs_fields::make_scratch(unsigned workers, std::string& error)
 {
     if (proto_ == nullptr) {

@@ -59,6 +59,11 @@ public:
     /// index in `p` of the pattern at fault (-1 when Hyperscan names none) and `message` is
     /// Hyperscan's reason. scratch_failed: the scratch could not be allocated.
     status compile_field(std::size_t f, const patterns& p, int& expression, std::string& message);
+    /// compile_field with a failure put in words: `pattern "X" on FIELD does not compile: why`
+    /// (X from p), or that no scratch for the `what` patterns could be allocated. False with
+    /// `error` set on failure.
+    bool compile_field(std::size_t f, const patterns& p, std::string_view field, std::string_view what,
+                       std::string& error);
 
     /// One scratch per worker, cloned from the prototype (none when no field has a database:
     /// scan() is then never called). false with `error` naming the worker when a clone fails.

@@ -96,28 +96,14 @@ std::shared_ptr<scanner_matcher> scanner_matcher::compile(const std::vector<scan
     if (!hs_fields::platform_ok(error)) return nullptr;
     for (std::size_t f = 0; f < scanner_field_count; ++f) {
         hs_fields::patterns p;
-        std::vector<const scanner_pattern*> of;
         for (std::size_t i = 0; i < patterns.size(); ++i) {
             const scanner_pattern& sp = patterns[i];
             if (static_cast<std::size_t>(sp.field) != f) continue;
             // The id says whether it is a shipped signature (bit 0); the rest keeps ids distinct.
             p.add(sp.expr.c_str(), pattern_flags, static_cast<unsigned>(i << 1) | (sp.builtin ? 1u : 0u));
-            of.push_back(&sp);
         }
         m->counts_[f] = p.size();
-        int bad = -1;
-        std::string reason;
-        switch (m->hs_.compile_field(f, p, bad, reason)) {
-        case hs_fields::status::ok: break;
-        case hs_fields::status::compile_failed:
-            error = (bad >= 0 ? "pattern \"" + of[static_cast<std::size_t>(bad)]->expr + "\"" : std::string("patterns")) +
-                    " on " + std::string(scanner_field_name(static_cast<scanner_field>(f))) +
-                    " does not compile: " + reason;
-            return nullptr;
-        case hs_fields::status::scratch_failed:
-            error = "Hyperscan cannot allocate scratch for the scanner patterns";
-            return nullptr;
-        }
+        if (!m->hs_.compile_field(f, p, scanner_field_name(static_cast<scanner_field>(f)), "scanner", error)) return nullptr;
     }
     if (!m->hs_.make_scratch(workers, error)) return nullptr;
     return m;

@@ -14,6 +14,13 @@ wait_idle 3
 curl -sf "http://$HTTP/metrics" >"$DIR/metrics.txt" || fail "no /metrics on $HTTP"
 out=$("$SIP_ROOT/docs/grafana/check.sh" "$DIR/metrics.txt" 2>&1) || { echo "$out" >&2; fail "the dashboard queries metrics sbcd does not export"; }
 note "$out"
+# The media quality series the dashboard plots carry the ended call: its RTP packets (both
+# directions, SIPp's uac_media.xml plays some each way) and one jitter observation per flow.
+metric() { awk -v n="$1" '$1 == n { print $2 }' "$DIR/metrics.txt"; }
+pk=$(metric sbc_media_ended_rtp_packets_total); jc=$(metric sbc_media_jitter_ms_count)
+[ "${pk:-0}" -gt 0 ] || fail "sbc_media_ended_rtp_packets_total is '${pk}' after a call with media"
+[ "${jc:-0}" -ge 1 ] || fail "sbc_media_jitter_ms_count is '${jc}' after a call with media"
+[ -n "$(metric sbc_media_ended_rtp_lost_total)" ] || fail "no sbc_media_ended_rtp_lost_total on /metrics"
 # The check can fail: a dashboard with one made-up name is refused.
 sed 's/sbc_calls_active/sbc_calls_activ/' "$SIP_ROOT/docs/grafana/sbcd-dashboard.json" >"$DIR/broken.json"
 if "$SIP_ROOT/docs/grafana/check.sh" "$DIR/metrics.txt" "$DIR/broken.json" >/dev/null 2>&1; then

@@ -153,6 +153,40 @@ TEST(media_sessions, a_call_whose_media_stops_is_reported_after_the_timeout_unti
     EXPECT_EQ(n, 2u);
 }
 
+TEST(media_sessions, an_ended_call_adds_its_packets_loss_and_jitter_to_the_node_figures)
+{
+    fixture f;
+    f.pass(5, sip::media_leg::b, sdp_body("198.18.0.10", 4000), 1000);
+    f.pass(5, sip::media_leg::a, sdp_body("198.18.1.10", 6000), 1000);
+    const flow_ref r = f.table.lookup(0, 20000);
+    ASSERT_TRUE(r.found());
+    const media_stream& st = f.table.stream(r.stream);
+    // From A: 500 packets, 5 lost, 3 ms of jitter (24 units of 8 kHz, << 4 as RFC 3550 A.8 keeps it).
+    flow_stats& a = f.table.stats(st.addr[0], st.port[0]);
+    a.packets.store(500);
+    a.lost.store(5);
+    a.jitter.store(24 << 4);
+    // From B: 400 packets, none lost, 0.5 ms.
+    flow_stats& b = f.table.stats(st.addr[1], st.port[1]);
+    b.packets.store(400);
+    b.jitter.store(4 << 4);
+    // A call with no packets at all adds nothing to the histogram.
+    f.pass(6, sip::media_leg::b, sdp_body("198.18.0.11", 4000), 1000);
+    f.m.call_ended(6, 1500);
+    EXPECT_EQ(f.m.summary().jitter_flows, (std::array<uint64_t, jitter_buckets>{}));
+
+    f.m.call_ended(5, 2000);
+    const media_summary s = f.m.summary();
+    EXPECT_EQ(s.counters[static_cast<std::size_t>(media_counter::ended_rtp_packets)], 900u);
+    EXPECT_EQ(s.counters[static_cast<std::size_t>(media_counter::ended_rtp_lost)], 5u);
+    // 0.5 ms in the first bucket (<= 1 ms), 3 ms in the third (<= 5 ms).
+    std::array<uint64_t, jitter_buckets> want{};
+    want[0] = 1;
+    want[2] = 1;
+    EXPECT_EQ(s.jitter_flows, want);
+    EXPECT_EQ(s.jitter_sum_us, 3500u);
+}
+
 TEST(rtp_stats, counts_sequence_gaps_as_loss_across_a_wrap)
 {
     flow_stats s;

@@ -1,6 +1,7 @@
 // Unit tests of the status report renderers: the JSON the control socket sends, the
 // Prometheus text of /metrics, and the text views of sbcctl status, stats and top.
 #include "control/stats.h"
+#include "control/media_stats.h"
 
 #include <gtest/gtest.h>
 
@@ -164,6 +165,24 @@ TEST(stats, call_records_handed_over_and_lost_show_per_worker_in_json_and_promet
     EXPECT_EQ(value_of("sbc_cdr_dropped_total", R"({worker="1"})"), "3");
     EXPECT_EQ(value_of("sbc_cdr_dropped_total", R"({worker="0"})"), "0");
     EXPECT_EQ(types["sbc_cdr_dropped_total"], "counter");
+}
+
+TEST(stats, media_jitter_is_a_cumulative_histogram_with_sum_and_count)
+{
+    media_report m;
+    m.enabled = true;
+    m.jitter_bounds_ms = {1, 5};
+    m.jitter_flows = {2, 0, 3};  // two flows at or under 1 ms, three above 5 ms
+    m.jitter_sum_ms = 40.5;
+    const std::string text = media_prometheus(m);
+    EXPECT_NE(text.find("# TYPE sbc_media_jitter_ms histogram\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("sbc_media_jitter_ms_bucket{le=\"1\"} 2\n"
+                        "sbc_media_jitter_ms_bucket{le=\"5\"} 2\n"
+                        "sbc_media_jitter_ms_bucket{le=\"+Inf\"} 5\n"
+                        "sbc_media_jitter_ms_sum 40.5\n"
+                        "sbc_media_jitter_ms_count 5\n"),
+              std::string::npos)
+        << text;
 }
 
 TEST(stats, prometheus_text_has_up_info_per_worker_counters_and_labelled_drops)
