@@ -40,6 +40,11 @@
 #   alternately with A, RUNS times. Printed before the last line:
 #   cps_capture: calls_per_s=B base_calls_per_s=A ratio=B/A (target >= 0.6)
 #
+# Ratios: each ratio is the median over the RUNS rounds of B/A within the round (a round runs A
+#   then each B back to back), not the ratio of the medians: this machine's speed flips between
+#   levels (seen: 50,000 and 72,000 calls/s for the same base run minutes apart), and a B compared
+#   with an A of another level says nothing about B. pairs= lists each round's B/A.
+#
 # Usage (root): scripts/bench/cps.sh    env: SECONDS_PER_RUN (3), RUNS (3), HOLD (20000),
 #                                          BUILD_DIR (build), MAIN_CPU (0), WORKER_CPU (1),
 #                                          BASE_CONFIG, RULES_CONFIG (above)
@@ -100,19 +105,23 @@ for r in $(seq 1 "$runs"); do
   fi
 done
 a=$(median < "$logs/cps")
+# pair_ratio FILE: the median over rounds of FILE's value over the base's in the same round;
+# pair_list FILE: the rounds' ratios, comma separated.
+pair_ratio() { paste "$logs/cps" "$1" | awk '$1 > 0 && $2 != "" { printf "%.4f\n", $2 / $1 }' | median; }
+pair_list() { paste "$logs/cps" "$1" | awk '$1 > 0 && $2 != "" { printf "%s%.2f", n++ ? "," : "", $2 / $1 }'; }
 if [ -n "$rules_config" ]; then
   b=$(median < "$logs/cps_rules")
-  printf 'cps_rules: calls_per_s=%.0f base_calls_per_s=%.0f ratio=%s config=%s base_config=%s\n' "$b" "$a" \
-    "$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "na" }')" "$rules_config" "${a_config:-hand-built}"
+  printf 'cps_rules: calls_per_s=%.0f base_calls_per_s=%.0f ratio=%.2f pairs=%s config=%s base_config=%s\n' "$b" "$a" \
+    "$(pair_ratio "$logs/cps_rules")" "$(pair_list "$logs/cps_rules")" "$rules_config" "${a_config:-hand-built}"
 fi
 if [ "$cdr_run" = 1 ]; then
   b=$(median < "$logs/cps_cdr")
-  printf 'cps_cdr: calls_per_s=%.0f base_calls_per_s=%.0f ratio=%s (target >= 0.9)\n' "$b" "$a" \
-    "$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "na" }')"
+  printf 'cps_cdr: calls_per_s=%.0f base_calls_per_s=%.0f ratio=%.2f pairs=%s (target >= 0.9)\n' "$b" "$a" \
+    "$(pair_ratio "$logs/cps_cdr")" "$(pair_list "$logs/cps_cdr")"
 fi
 if [ "$capture_run" = 1 ]; then
   b=$(median < "$logs/cps_capture")
-  printf 'cps_capture: calls_per_s=%.0f base_calls_per_s=%.0f ratio=%s (target >= 0.6)\n' "$b" "$a" \
-    "$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "na" }')"
+  printf 'cps_capture: calls_per_s=%.0f base_calls_per_s=%.0f ratio=%.2f pairs=%s (target >= 0.6)\n' "$b" "$a" \
+    "$(pair_ratio "$logs/cps_capture")" "$(pair_list "$logs/cps_capture")"
 fi
 printf 'cps: calls_per_s=%.0f bytes_per_call=%.0f\n' "$a" "$bytes"
