@@ -12,7 +12,7 @@
 #    other than those and the lost BYEs;
 #  - no INVITE reached the first peer's callee after the kill; the second peer's callee got
 #    the calls from then on (and 5 calls placed afterwards, all of them);
-#  - `sbcctl peers` shows the first peer down with a connection reason; sbcctl conns shows
+#  - `sbcctl peers` shows the first peer down with a connection reason (or the timeout of an INVITE in flight as it died); sbcctl conns shows
 #    no connection to it and the one to the second peer.
 source "$(dirname "$0")/sip_common.sh"
 source "$SIP_ROOT/tests/e2e/tls_common.sh"
@@ -116,7 +116,10 @@ n12=$(received "$DIR/peer-198.18.1.12" '^INVITE ')
 st=$(peer_field "$P1" state); why=$(peer_field "$P1" why)
 note "peer1: $st, why: $why"
 [ "$st" = down ] || fail "peer1 is $st after it was killed, expected down"
-grep -q 'connection' <<<"$why" || { ctl peers >&2; fail "sbcctl peers WHY of peer1 is '$why', expected a connection reason"; }
+# Its connection's failure marks it down; an INVITE sent on the connection in the instant
+# before the kernel reported it lost can time out after that and be the last word (seen in
+# one CI run in ~20): either says why; sbcctl conns below shows the connection's error.
+grep -qE 'connection|timeout' <<<"$why" || { ctl peers >&2; fail "sbcctl peers WHY of peer1 is '$why', expected a connection reason (or an attempt's timeout)"; }
 [ "$(peer_field "$P2" state)" = up ] || fail "peer2 is $(peer_field "$P2" state), expected up"
 conns=$(ctl conns --json)
 CONNS=$conns python3 - "$P1" "$P2" <<'PY' || { echo "$conns" >&2; fail "sbcctl conns --json: expected no connection to peer1 (with its last error) and one to peer2"; }
