@@ -136,14 +136,34 @@ sipp_uac_start() {
       -trace_stat -fd 1 -trace_rtt -rtt_freq 1 -trace_err -trace_counts -trace_logs \
       -max_recv_loops 10000 -max_sched_loops 10000 "$@" >"$dir/sipp.out" 2>&1 ) &
   SIPP_WRAP_PID=$!
+  SIPP_UAC_DIR=$dir
   topo_track "$SIPP_WRAP_PID"
   sipp__child "$SIPP_WRAP_PID" || { cat "$dir/sipp.out" >&2; return 1; }
 }
 
 # sipp_uac_wait: waits for the UAC started last; returns SIPp's exit code (0 all calls
 # succeeded, 1 some failed, 124 killed by the time bound).
+# SIPp has been seen (once in many CI runs) to print its final screen ("Test Terminated", every
+# call done) and then not exit until its time bound: 10 s after that screen it is ended here and
+# judged by its stat file (0 when no call failed, 1 otherwise), and the hang is logged.
 sipp_uac_wait() {
-  local rc=0
+  local rc=0 screen_at=""
+  while kill -0 "$SIPP_WRAP_PID" 2>/dev/null; do
+    if [ -z "$screen_at" ]; then
+      grep -q 'Test Terminated' "$SIPP_UAC_DIR/sipp.out" 2>/dev/null && screen_at=$SECONDS
+    elif [ $((SECONDS - screen_at)) -ge 10 ]; then
+      topo_log "sipp_uac_wait: SIPp printed its final screen 10 s ago and has not exited: ending it (PID $SIPP_PID)"
+      [ -n "$SIPP_PID" ] && kill -TERM "$SIPP_PID" 2>/dev/null
+      sleep 1
+      [ -n "$SIPP_PID" ] && kill -KILL "$SIPP_PID" 2>/dev/null
+      wait "$SIPP_WRAP_PID" 2>/dev/null || true
+      local ok failed
+      read -r ok failed < <(sipp_counts "$SIPP_UAC_DIR")
+      [ "${failed:-1}" -eq 0 ] && [ "${ok:-0}" -gt 0 ] && return 0
+      return 1
+    fi
+    sleep 0.2
+  done
   wait "$SIPP_WRAP_PID" || rc=$?
   return $rc
 }
