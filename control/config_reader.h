@@ -88,7 +88,9 @@ inline std::size_t index_in(const toml::node& arr, const toml::node* e)
     return 0;
 }
 
-inline uint32_t prefix_mask(uint8_t len) { return len == 0 ? 0 : ~uint32_t{0} << (32 - len); }
+// The IPv4 netmask of a prefix length; 32 and more (an IPv6 length, refused later) give all ones
+// rather than a shift past the word.
+inline uint32_t prefix_mask(uint8_t len) { return len == 0 ? 0 : len >= 32 ? ~uint32_t{0} : ~uint32_t{0} << (32 - len); }
 
 // Whether `s` is an IPv6 address as an operator writes one: bare ("2001:db8::1"), with a
 // prefix length ("2001:db8::/32") or bracketed with a port ("[2001:db8::1]:5060").
