@@ -78,14 +78,22 @@ bool each_param(std::string_view raw, span params, F f) noexcept
     return !bad;
 }
 
+/// Whether `text` holds "oc=" in any case: a quick refusal looked for at each '=' (a Via has a
+/// few), not at each 'o' (a hidden Via's encoded sbc-th value is full of them).
+bool may_hold_oc_value(std::string_view text) noexcept
+{
+    for (std::size_t eq = text.find('='); eq != std::string_view::npos; eq = text.find('=', eq + 1))
+        if (eq >= 2 && name_is(text.substr(eq - 2, 2), "oc")) return true;
+    return false;
+}
+
 }  // namespace
 
 oc_read read_oc_feedback(std::string_view raw, span params, oc_feedback& out) noexcept
 {
     // Nearly every response from a peer carries our own bare ";oc" back: only "oc=" is news.
     // Branch and sbc-src values are hex, so they never hold "oc=".
-    if (params.in(raw).find("oc=") == std::string_view::npos && params.in(raw).find("OC=") == std::string_view::npos)
-        return oc_read::none;
+    if (!may_hold_oc_value(params.in(raw))) return oc_read::none;
     oc_feedback f;
     bool has_value = false, invalid = false;
     const bool parsed = each_param(raw, params, [&](std::string_view n, const param& p, span) {

@@ -99,6 +99,18 @@ bool first_route(std::string_view routes, endpoint& next) noexcept
     return parse_name_addr(routes, v, na, error::bad_route) == error::none && uri_target(routes, na.uri_text, next);
 }
 
+/// Whether the first Record-Route value of `m` is ours.
+bool top_route_ours(const proxy_tables& t, const message& m) noexcept
+{
+    value_iter it(m.raw, m.headers[m.h_record_route].value);
+    span v;
+    error err = error::none;
+    name_addr na;
+    endpoint ep;
+    return it.next(v, err) && parse_name_addr(m.raw, v, na, error::bad_route) == error::none &&
+           is_our_route(t, m.raw, na.uri_text, ep);
+}
+
 /// The Record-Route set a response shows its receiver: ours without what we encoded in it,
 /// the route set our entry hid given back below ours, and, when `hide_others`, the entries
 /// above ours (the sender's side) encoded into our first entry instead of in clear. Into
@@ -124,14 +136,13 @@ std::size_t route_set(const proxy_tables& t, const message& m, bool hide_others,
             }
             name_addr na;
             endpoint ep;
+            route_th rt;
             ours[n] = parse_name_addr(m.raw, v, na, error::bad_route) == error::none &&
-                      is_our_route(t, m.raw, na.uri_text, ep);
+                      is_our_route(t, m.raw, na.uri_text, ep, &rt);
             if (ours[n]) {
                 if (first_ours == max_values) first_ours = n;
-                bool found = false;
-                const std::string_view enc = th_of_uri(m.raw, na.uri_text, found);
-                if (found) {
-                    const int k = th_decode(enc, t.hiding_key, th.routes);
+                if (rt.found) {
+                    const int k = th_decode(rt.value, t.hiding_key, th.routes);
                     if (k < 0) {
                         bad = true;
                         return 0;
@@ -268,9 +279,10 @@ bool proxy::th_response(const proxy_tables& t, const endpoint& local, int hide_t
     if (m.h_record_route != no_header) {
         bool ours_hid = false;  // a cheap look first: most responses carry nothing of ours
         for (unsigned i = m.h_record_route; i < m.header_count && !ours_hid; ++i)
-            ours_hid = m.headers[i].id == header_id::record_route &&
-                       m.text(m.headers[i].value).find(th_param) != std::string_view::npos;
-        if (ours_hid || hide_to != 0) {
+            ours_hid = m.headers[i].id == header_id::record_route && holds_th(m.text(m.headers[i].value));
+        // Nothing of ours hides anything and ours is on top (nothing of the sender's side
+        // above it): the set stays as it is.
+        if (ours_hid || (hide_to != 0 && !top_route_ours(t, m))) {
             bool bad = false, too_big = false;
             const std::size_t n = route_set(t, m, hide_to != 0, th, bad, too_big);
             if (bad || too_big) {
@@ -342,13 +354,12 @@ bool proxy::th_forward(const proxy_tables& t, const peer_health& h, const sip_in
             name_addr na;
             const bool parsed = parse_name_addr(m.raw, v, na, error::bad_route) == error::none;
             endpoint ep;
-            if (parsed && ours < max_ours && is_our_route(t, m.raw, na.uri_text, ep)) {
+            route_th rt;
+            if (parsed && ours < max_ours && is_our_route(t, m.raw, na.uri_text, ep, &rt)) {
                 ++ours;
                 via_local = ep;
-                bool found = false;
-                const std::string_view enc = th_of_uri(m.raw, na.uri_text, found);
-                if (found) {
-                    const int k = th_decode(enc, key, th.routes);
+                if (rt.found) {
+                    const int k = th_decode(rt.value, key, th.routes);
                     bad = bad || k < 0;
                     if (k >= 0) routes = {th.routes.data(), static_cast<std::size_t>(k)};
                 }

@@ -39,9 +39,15 @@ inline endpoint leg_local(const endpoint& local, const endpoint& remote) noexcep
 /// The host of a message's Contact when it is an address literal (a name, or no Contact:
 /// nullopt). Defined in proxy.cc.
 std::optional<ip_address> contact_address(const message& m) noexcept;
-/// Whether a Route URI is one of our Record-Routes; `local` gets our endpoint it names.
-/// Defined in proxy.cc (its our_route).
-bool is_our_route(const proxy_tables& t, std::string_view raw, span uri_text, endpoint& local) noexcept;
+/// The sbc-th parameter of one of our Route URIs (topology hiding), read with the same parse.
+struct route_th {
+    std::string_view value;
+    bool found = false;
+};
+/// Whether a Route URI is one of our Record-Routes; `local` gets our endpoint it names and,
+/// when asked, `th` its sbc-th parameter. Defined in proxy.cc (its our_route).
+bool is_our_route(const proxy_tables& t, std::string_view raw, span uri_text, endpoint& local,
+                  route_th* th = nullptr) noexcept;
 /// A URI's host (an address literal), port and transport as an endpoint; false for a name.
 /// Defined in proxy.cc.
 bool uri_target(std::string_view raw, span uri_text, endpoint& ep) noexcept;

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <random>
 
-#include "sip-fastpath/peer_select.h"
 #include "sip-fastpath/proxy_ids.h"
 
 namespace sbc::sip {
@@ -36,9 +35,27 @@ constexpr uint64_t mix(uint64_t z) noexcept
     return z ^ (z >> 31);
 }
 
+/// The integrity tag of `plain` under `key`: a keyed hash taken a word at a time (every response
+/// and in-dialog request of a hidden call decodes, and every message of one encodes: a byte-wise
+/// hash was a third of their cost).
 uint32_t tag_of(std::string_view plain, uint64_t key) noexcept
 {
-    return static_cast<uint32_t>(mix(hash_bytes(plain) ^ key) >> 16);
+    const char* p = plain.data();
+    const std::size_t n = plain.size();
+    uint64_t h = key ^ (uint64_t{n} * 0x9E3779B97F4A7C15ull);
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        std::memcpy(&w, p + i, n - i);
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    }
+    return static_cast<uint32_t>(mix(h) >> 16);
 }
 
 /// XORs `n` bytes at `p` with the keystream of (key, tag).
@@ -111,7 +128,17 @@ std::size_t th_encode(std::span<char> out, std::string_view plain, uint64_t key)
     xor_stream(buf + 4, plain.size(), key, tag);
     const std::size_t n = plain.size() + 4;
     std::size_t w = 0;
-    for (std::size_t i = 0; i < n; i += 3) {
+    std::size_t i = 0;
+    for (; i + 3 <= n; i += 3) {  // whole groups of three bytes: four digits
+        const uint32_t v = (uint32_t{static_cast<uint8_t>(buf[i])} << 16) |
+                           (uint32_t{static_cast<uint8_t>(buf[i + 1])} << 8) | static_cast<uint8_t>(buf[i + 2]);
+        out[w] = b64[(v >> 18) & 63];
+        out[w + 1] = b64[(v >> 12) & 63];
+        out[w + 2] = b64[(v >> 6) & 63];
+        out[w + 3] = b64[v & 63];
+        w += 4;
+    }
+    for (; i < n; i += 3) {  // one or two bytes left: two or three digits
         const uint32_t b0 = static_cast<uint8_t>(buf[i]);
         const uint32_t b1 = i + 1 < n ? static_cast<uint8_t>(buf[i + 1]) : 0;
         const uint32_t b2 = i + 2 < n ? static_cast<uint8_t>(buf[i + 2]) : 0;
@@ -216,6 +243,11 @@ th_found read_hidden_via(const message& m, uint64_t key, std::span<char> buf, hi
     return out.vias.empty() ? th_found::bad : th_found::ok;
 }
 
+bool holds_th(std::string_view text) noexcept
+{
+    return memmem(text.data(), text.size(), th_param.data(), th_param.size()) != nullptr;
+}
+
 std::size_t add_th_param(std::span<char> out, std::string_view uri, std::string_view enc) noexcept
 {
     const bool bracketed = !uri.empty() && uri.back() == '>';
@@ -297,14 +329,6 @@ int hidden_contact_owner(const message& m) noexcept
     uint64_t w = 0;
     if (!get_hex(param_value(params, "w", found), w) || !found) return -1;
     return static_cast<int>(w);
-}
-
-std::string_view th_of_uri(std::string_view raw, span uri_text, bool& found) noexcept
-{
-    found = false;
-    uri u;
-    if (!parse_uri(raw, uri_text, u)) return {};
-    return param_value(u.params.in(raw), th_param, found);
 }
 
 }  // namespace sbc::sip

@@ -67,6 +67,9 @@ enum class th_found : uint8_t { absent, ok, bad };
 /// `buf`) or bad (changed or foreign: the message is not to be relayed).
 th_found read_hidden_via(const message& m, uint64_t key, std::span<char> buf, hidden_via& out) noexcept;
 
+/// Whether `text` holds "sbc-th" anywhere (memmem: a cheap look before any parse).
+bool holds_th(std::string_view text) noexcept;
+
 /// `uri` ("<sip:...>" or a bare URI) with ";sbc-th=" + `enc` added to its parameters (before
 /// '>' when in brackets) into `out`; its length, 0 when it does not fit.
 std::size_t add_th_param(std::span<char> out, std::string_view uri, std::string_view enc) noexcept;
@@ -83,9 +86,6 @@ std::size_t without_via_source(std::span<char> via) noexcept;
 /// The URI of the first Contact of `m` (without brackets, display name, header parameters);
 /// empty when none.
 std::string_view contact_uri(const message& m) noexcept;
-
-/// The ;sbc-th= of a URI's parameters; `found` false when absent.
-std::string_view th_of_uri(std::string_view raw, span uri_text, bool& found) noexcept;
 
 /// Whether `m`'s top Via carries ;sbc-th= (a hidden Via of ours: the Vias below it are in it).
 bool has_hidden_via(const message& m) noexcept;
