@@ -117,6 +117,26 @@ struct message {
 /// be reported.
 error parse(std::string_view buf, message& out) noexcept;
 
+/// Where the lines of a rewritten message came from (header and number rules write a new
+/// text from a parsed one, sip_rules.cc): whether the start line is the original's, byte for
+/// byte, and for each header line of the new text the original header it copies byte for
+/// byte and how far it moved, or no_header for a line written anew.
+struct line_origin {
+  uint8_t from = no_header;
+  int32_t delta = 0;  // offset in the new text minus offset in the original
+};
+struct rewrite_map {
+  bool start_line_kept = false;
+  uint8_t count = 0;
+  line_origin lines[max_headers];
+};
+
+/// parse(buf, out) for `buf`, a rewrite of `orig` as `map` says: what a copied line parsed
+/// to in `orig` (the start line with its Request-URI, the top Via, From, To, CSeq) is taken
+/// from it, moved, instead of being parsed again. The result is the same as parse's; when
+/// `orig` has errors, or a line is not where `map` puts it, that line is parsed as usual.
+error parse_rewritten(std::string_view buf, const message& orig, const rewrite_map& map, message& out) noexcept;
+
 /// The full grammar check that parse() leaves out of its fast pass: every Via element,
 /// the URIs of From and To, and every Contact, Route and Record-Route element. Returns
 /// the problems found (none: an empty set); `first` gets the first of them. Pure.

@@ -287,6 +287,66 @@ void index_header(message& m, uint8_t i) noexcept {
   }
 }
 
+// Span `s` of a line that moved by `d` (a span at offset 0 is absent: never inside a header).
+span moved(span s, int32_t d) noexcept {
+  if (s.off == 0) return s;
+  return span{static_cast<uint16_t>(s.off + d), s.len};
+}
+
+via moved(const via& v, int32_t d) noexcept {
+  via o = v;
+  for (span* s : {&o.protocol, &o.transport, &o.host, &o.params, &o.branch, &o.received, &o.rport, &o.maddr})
+    *s = moved(*s, d);
+  return o;
+}
+
+name_addr moved(const name_addr& na, int32_t d) noexcept {
+  name_addr o = na;
+  for (span* s : {&o.display, &o.uri_text, &o.params, &o.tag}) *s = moved(*s, d);
+  return o;
+}
+
+// index_header for header `i`, a byte-for-byte copy of header `j` of the clean message `orig`
+// moved by `d`: what orig's parse found in it is taken, moved, instead of parsing it again.
+void index_copied(message& m, uint8_t i, const message& orig, uint8_t j, int32_t d) noexcept {
+  switch (m.headers[i].id) {
+    case header_id::via:
+      if (m.h_via == no_header && orig.h_via == j) {
+        m.top_via = moved(orig.top_via, d);
+        m.has_top_via = orig.has_top_via;
+        m.h_via = i;
+        return;
+      }
+      break;
+    case header_id::from:
+      if (m.h_from == no_header && orig.h_from == j) {
+        m.from = moved(orig.from, d);
+        m.h_from = i;
+        return;
+      }
+      break;
+    case header_id::to:
+      if (m.h_to == no_header && orig.h_to == j) {
+        m.to = moved(orig.to, d);
+        m.h_to = i;
+        return;
+      }
+      break;
+    case header_id::cseq:
+      if (m.h_cseq == no_header && orig.h_cseq == j) {
+        m.h_cseq = i;
+        m.cseq = orig.cseq;
+        m.cseq_method = orig.cseq_method;
+        m.cseq_method_text = moved(orig.cseq_method_text, d);
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  index_header(m, i);
+}
+
 // End of the header line that starts at `from`, past any continuation lines (folding);
 // n when the headers end before it.
 uint32_t line_end(const char* d, uint32_t from, uint32_t n) noexcept {
@@ -296,9 +356,9 @@ uint32_t line_end(const char* d, uint32_t from, uint32_t n) noexcept {
   return eol;
 }
 
-}  // namespace
 
-error parse(std::string_view buf, message& m) noexcept {
+// parse(), and parse_rewritten() when `orig` is given.
+error parse_impl(std::string_view buf, message& m, const message* orig, const rewrite_map* map) noexcept {
   reset(m, buf);
   if (buf.empty()) return fail(m, error::empty);
   if (buf.size() > max_message_size) return fail(m, error::too_large);
@@ -310,7 +370,14 @@ error parse(std::string_view buf, message& m) noexcept {
   uint32_t le = pos;
   if (le > 0 && d[le - 1] == '\r') --le;
   m.start_line = make_span(0, le);
-  if (!parse_start_line(m, le)) {
+  if (orig != nullptr && map->start_line_kept && orig->start_line == m.start_line && orig->is_request()) {
+    m.kind = orig->kind;
+    m.req_method = orig->req_method;
+    m.method_text = orig->method_text;
+    m.request_uri = orig->request_uri;
+    m.version = orig->version;
+    m.ruri = orig->ruri;
+  } else if (!parse_start_line(m, le)) {
     // A broken Status-Line is a response: nobody to answer, nothing more to read. A broken
     // Request-Line may still be answered 400 from its headers, so they are indexed; the
     // message stays invalid (never forwarded) and carries no method or Request-URI.
@@ -374,7 +441,13 @@ error parse(std::string_view buf, message& m) noexcept {
     }
     h.line = make_span(pos, eol + 1);
     h.id = id;
-    index_header(m, i);
+    const line_origin* o = orig != nullptr && i < map->count ? &map->lines[i] : nullptr;
+    if (o != nullptr && o->from < orig->header_count &&
+        moved(orig->headers[o->from].line, o->delta) == h.line && orig->headers[o->from].id == id) {
+      index_copied(m, i, *orig, o->from, o->delta);
+    } else {
+      index_header(m, i);
+    }
     pos = eol + 1;
   }
   m.headers_end = pos;
@@ -401,6 +474,15 @@ error parse(std::string_view buf, message& m) noexcept {
       m.cseq_method_text.in(buf) != m.method_text.in(buf))
     add(m, error::cseq_method_mismatch);
   return m.first_error;
+}
+
+}  // namespace
+
+error parse(std::string_view buf, message& m) noexcept { return parse_impl(buf, m, nullptr, nullptr); }
+
+error parse_rewritten(std::string_view buf, const message& orig, const rewrite_map& map, message& out) noexcept {
+  const bool clean = orig.first_error == error::none && orig.errors.empty();
+  return parse_impl(buf, out, clean ? &orig : nullptr, clean ? &map : nullptr);
 }
 
 }  // namespace sbc::sip

@@ -265,18 +265,24 @@ void put_with_field(writer& w, std::string_view raw, uint32_t a, uint32_t b, con
     copy(at, b);
 }
 
-write_result write_message(const state& s, std::span<char> out) noexcept
+/// The message as the rules left it, into `out`; `map` says which lines are the original's
+/// (parse_rewritten() takes what they parsed to instead of parsing them again).
+write_result write_message(const state& s, std::span<char> out, rewrite_map& map) noexcept
 {
     const message& m = s.m;
     const std::string_view raw = m.raw;
     writer w(out);
     const uint32_t first_line = m.headers[0].line.off;
     const field_state& ruri = s.f[static_cast<std::size_t>(rule_field::ruri)];
+    map.start_line_kept = !ruri.changed;
+    map.count = 0;
     if (ruri.changed) put_with_field(w, raw, 0, first_line, ruri);
     else w.put(raw.substr(0, first_line));
     for (unsigned i = 0; i < m.header_count; ++i) {
         const header& h = m.headers[i];
         if ((s.removed >> i & 1) != 0) continue;
+        line_origin& o = map.lines[map.count < max_headers ? map.count++ : max_headers - 1];
+        o = line_origin{};
         if ((s.replaced >> i & 1) != 0) {
             w.put(m.text(h.name));
             w.put(": ");
@@ -287,8 +293,12 @@ write_result write_message(const state& s, std::span<char> out) noexcept
         const field_state* fs = nullptr;
         for (std::size_t k = 1; k < rule_field_count; ++k)
             if (s.f[k].changed && s.f[k].line == i) fs = &s.f[k];
-        if (fs != nullptr) put_with_field(w, raw, h.line.off, h.line.end(), *fs);
-        else w.put(m.text(h.line));
+        if (fs != nullptr) {
+            put_with_field(w, raw, h.line.off, h.line.end(), *fs);
+        } else {
+            o = line_origin{static_cast<uint8_t>(i), static_cast<int32_t>(w.p - w.begin) - h.line.off};
+            w.put(m.text(h.line));
+        }
     }
     for (uint32_t k = 0; k < s.n_added; ++k) {
         w.put(s.added[k].name_from->header);
@@ -321,9 +331,10 @@ rule_outcome apply_rules(const rule_tables& rt, std::span<const rule_set> sets, 
         }
     }
     if (!s.changed) return rule_outcome::unchanged;
-    const write_result w = write_message(s, out);
+    rewrite_map map;
+    const write_result w = write_message(s, out, map);
     if (!w.ok()) return rule_outcome::too_long;
-    parse(std::string_view(out.data(), w.len), out_msg);
+    parse_rewritten(std::string_view(out.data(), w.len), m, map, out_msg);
     if (!out_msg.is_request() || (out_msg.first_error != error::none && m.first_error == error::none))
         return rule_outcome::too_long;
     return rule_outcome::rewritten;
