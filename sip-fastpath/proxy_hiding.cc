@@ -99,6 +99,17 @@ bool first_route(std::string_view routes, endpoint& next) noexcept
     return parse_name_addr(routes, v, na, error::bad_route) == error::none && uri_target(routes, na.uri_text, next);
 }
 
+/// Whether `m` has a single Record-Route value (one line, no comma: a comma inside a URI
+/// only sends the set the longer way).
+bool one_route_value(const message& m) noexcept
+{
+    unsigned lines = 0;
+    for (unsigned i = m.h_record_route; i < m.header_count; ++i)
+        if (m.headers[i].id == header_id::record_route && ++lines > 1) return false;
+    const std::string_view v = m.text(m.headers[m.h_record_route].value);
+    return std::memchr(v.data(), ',', v.size()) == nullptr;
+}
+
 /// Whether the first Record-Route value of `m` is ours.
 bool top_route_ours(const proxy_tables& t, const message& m) noexcept
 {
@@ -280,9 +291,9 @@ bool proxy::th_response(const proxy_tables& t, const endpoint& local, int hide_t
         bool ours_hid = false;  // a cheap look first: most responses carry nothing of ours
         for (unsigned i = m.h_record_route; i < m.header_count && !ours_hid; ++i)
             ours_hid = m.headers[i].id == header_id::record_route && holds_th(m.text(m.headers[i].value));
-        // Nothing of ours hides anything and ours is on top (nothing of the sender's side
-        // above it): the set stays as it is.
-        if (ours_hid || (hide_to != 0 && !top_route_ours(t, m))) {
+        // Nothing of ours hides anything and nothing of the sender's side is above ours (one
+        // value, ours or not, or ours on top): the set stays as it is.
+        if (ours_hid || (hide_to != 0 && !one_route_value(m) && !top_route_ours(t, m))) {
             bool bad = false, too_big = false;
             const std::size_t n = route_set(t, m, hide_to != 0, th, bad, too_big);
             if (bad || too_big) {

@@ -122,13 +122,13 @@ error parse(std::string_view buf, message& out) noexcept;
 /// byte, and for each header line of the new text the original header it copies byte for
 /// byte and how far it moved, or no_header for a line written anew.
 struct line_origin {
-  uint8_t from = no_header;
-  int32_t delta = 0;  // offset in the new text minus offset in the original
+  uint8_t from;
+  int32_t delta;  // offset in the new text minus offset in the original
 };
 struct rewrite_map {
   bool start_line_kept = false;
   uint8_t count = 0;
-  line_origin lines[max_headers];
+  line_origin lines[max_headers];  // the first `count` are written (not cleared before)
 };
 
 /// parse(buf, out) for `buf`, a rewrite of `orig` as `map` says: what a copied line parsed

@@ -55,7 +55,11 @@ struct added_header {
     const rule* value_from;
 };
 
+/// What the rules made of a message so far. The arrays are not cleared (two of them per
+/// message, on every new INVITE): replacement[i] is read only where `replaced` has bit i,
+/// added only below n_added, a field's buf only once its rule wrote it.
 struct state {
+    state(const message& msg, const rule_context& c) noexcept : m(msg), ctx(c) {}
     const message& m;
     const rule_context& ctx;
     std::array<field_state, rule_field_count> f;
@@ -282,7 +286,7 @@ write_result write_message(const state& s, std::span<char> out, rewrite_map& map
         const header& h = m.headers[i];
         if ((s.removed >> i & 1) != 0) continue;
         line_origin& o = map.lines[map.count < max_headers ? map.count++ : max_headers - 1];
-        o = line_origin{};
+        o = line_origin{no_header, 0};
         if ((s.replaced >> i & 1) != 0) {
             w.put(m.text(h.name));
             w.put(": ");
@@ -319,7 +323,7 @@ rule_outcome apply_rules(const rule_tables& rt, std::span<const rule_set> sets, 
                          message& out_msg) noexcept
 {
     if (!m.is_request() || m.header_count == 0) return rule_outcome::unchanged;
-    state s{m, ctx, {}, 0, 0, {}, {}, 0, false};
+    state s(m, ctx);
     for (const rule_set& set : sets) {
         for (uint32_t i = set.first; i < set.first + set.count && i < rt.rules.size(); ++i) {
             const rule& r = rt.rules[i];
