@@ -95,6 +95,8 @@ struct alignas(64) worker_counters {
     counter neighbour_held;      ///< packets held for a next hop while ARP resolved it
     counter neighbour_released;  ///< held packets sent once their next hop resolved
     counter sip_fragments_sent;  ///< IPv4 fragments of SIP datagrams over the MTU (udp_fragment.h)
+    counter sip_handed_off;  ///< SIP inputs handed to the worker that owns their call (handoff ring)
+    counter sip_handed_in;   ///< SIP inputs taken from other workers' handoff rings
     counter cdr_records;   ///< call records handed to the control core (dataplane/cdr_out.h)
     counter cdr_dropped;   ///< call records lost: the ring to the control core was full
     counter loops;         ///< loop iterations
@@ -119,6 +121,8 @@ struct counters_view {
     uint64_t neighbour_held = 0;
     uint64_t neighbour_released = 0;
     uint64_t sip_fragments_sent = 0;
+    uint64_t sip_handed_off = 0;
+    uint64_t sip_handed_in = 0;
     uint64_t cdr_records = 0;
     uint64_t cdr_dropped = 0;
     uint64_t loops = 0;

@@ -37,6 +37,8 @@ bool hand_off(worker& w, int owner, rte_mbuf* m, const sip_handoff& in, sip_tall
     if (rte_ring_sp_enqueue(r, m) != 0) {
         rte_pktmbuf_free(m);
         ++t.handoff_full;
+    } else {
+        ++t.handed_off;
     }
     return true;
 }
@@ -132,6 +134,7 @@ uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
             const sip_handoff in = *handoff_of(pkts[i]);
             dispatch_input(w, snap, pkts[i], in, false, t);
         }
+        t.handed_in += n;
         received += n;
     }
     if (w.stream_in != nullptr) {

@@ -81,6 +81,8 @@ struct sip_tally {
     uint32_t stream_full = 0;
     uint32_t sent = 0;
     uint32_t fragments = 0;  ///< IPv4 fragments of datagrams over the MTU (udp_fragment.h)
+    uint32_t handed_off = 0; ///< inputs handed to their owner worker
+    uint32_t handed_in = 0;  ///< inputs taken from other workers' handoff rings
 
     void commit(worker& w) const noexcept;
 };

@@ -51,6 +51,8 @@ void sip_tally::commit(worker& w) const noexcept
     if (no_transport) w.counters.drop(drop_reason::sip_no_transport, no_transport);
     if (stream_full) w.counters.drop(drop_reason::sip_stream_full, stream_full);
     if (fragments) w.counters.sip_fragments_sent.add(fragments);
+    if (handed_off) w.counters.sip_handed_off.add(handed_off);
+    if (handed_in) w.counters.sip_handed_in.add(handed_in);
 }
 
 void decode_datagram(const rte_mbuf* m, uint16_t iface, uint16_t trunk, uint64_t now_ms, sip_handoff& in) noexcept

@@ -464,6 +464,54 @@ TEST_F(sip_path, messages_on_the_non_owning_worker_are_handed_to_the_owner)
     EXPECT_EQ(stat(h, sip::proxy_counter::in_dialog, 1), 1u);
     EXPECT_EQ(stat(h, sip::proxy_counter::requests, 0), 0u);
     EXPECT_EQ(h.counters(0).drops_total() + h.counters(1).drops_total(), 0u);
+    // Both crossings are counted on each side (sbcctl stats, /metrics per worker).
+    EXPECT_EQ(h.counters(0).sip_handed_off, 2u);
+    EXPECT_EQ(h.counters(1).sip_handed_in, 2u);
+    EXPECT_EQ(h.counters(1).sip_handed_off + h.counters(0).sip_handed_in, 0u);
+}
+
+TEST_F(sip_path, a_full_handoff_ring_drops_and_counts_and_the_retransmission_completes_the_call)
+{
+    start(2);
+    harness& h = *h_;
+    const std::string inv = invite("call-full@198.18.0.2");
+    ASSERT_TRUE(h.receive(sip_frame(h, caller_mac, caller_ip, sip_port, inv), 1));
+    h.poll(1);
+    std::string forwarded;
+    {
+        const sent_frames f = h.take_sent();
+        const auto out = decode(f);
+        const sent_sip* fwd = to(out, peer1_ip);
+        ASSERT_NE(fwd, nullptr);
+        forwarded = fwd->text;
+    }
+    // Worker 1 has fallen behind: its ring from worker 0 is full (stand-in entries, taken
+    // out below before worker 1 polls; never dereferenced).
+    rte_ring* ring = h.worker(0).handoff_out[1];
+    static int stand_in;
+    unsigned filled = 0;
+    while (rte_ring_enqueue(ring, &stand_in) == 0) ++filled;
+    ASSERT_EQ(filled, rte_ring_get_capacity(ring));
+    const std::string ok = response_to(forwarded, 200, "OK", "p1");
+    ASSERT_TRUE(h.receive(sip_frame(h, gateway_mac, peer1_ip, sip_port, ok), 0));
+    h.poll(0);  // returns: worker 0 drops the 200, never waits for room
+    EXPECT_EQ(h.take_sent().size(), 0u);
+    EXPECT_EQ(h.counters(0).drops[static_cast<std::size_t>(dp::drop_reason::sip_handoff_full)], 1u);
+    EXPECT_EQ(h.counters(0).sip_handed_off, 0u);
+    void* e = nullptr;
+    while (rte_ring_dequeue(ring, &e) == 0) EXPECT_EQ(e, &stand_in);
+    // The peer retransmits its 200 (RFC 3261 13.3.1.4): handed over now, and the call completes.
+    ASSERT_TRUE(h.receive(sip_frame(h, gateway_mac, peer1_ip, sip_port, ok), 0));
+    h.poll(0);
+    EXPECT_EQ(h.counters(0).sip_handed_off, 1u);
+    EXPECT_GE(h.poll_worker(1), 1u);
+    const sent_frames f = h.take_sent();
+    const auto out = decode(f);
+    const sent_sip* to_caller = to(out, caller_ip);
+    ASSERT_NE(to_caller, nullptr);
+    EXPECT_TRUE(to_caller->starts("SIP/2.0 200 OK\r\n")) << to_caller->text;
+    EXPECT_EQ(stat(h, sip::proxy_counter::calls_answered, 1), 1u);
+    EXPECT_EQ(h.counters(1).sip_handed_in, 1u);
 }
 
 /// `text` with a padding header inserted after its start line, `size` bytes in all.
