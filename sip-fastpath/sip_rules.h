@@ -9,7 +9,8 @@
 // proxy_tables and are freed with their snapshot after an RCU grace period; immutable once
 // published). apply_rules() runs on a worker with that worker's rule_work (its PCRE2 match
 // data): no heap, no locks; the rules edit a view of the message, and only when one changed
-// something is the message written once into the caller's buffer and parsed again.
+// something is the message written once into the caller's buffer and parsed again (what it
+// copied unchanged taken from the original's parse: parse_rewritten in sip_message.h).
 // Compiling is in sip_rules_compile.cc, applying in sip_rules.cc.
 #pragma once
 
