@@ -182,13 +182,49 @@ for p in json.load(sys.stdin)["sip"]["peers"]:
     if p["name"] == name: print(p.get(field, "missing")); break
 else: print("nopeer")' "$1" "$2"
 }
-# long_call MS: one call from the caller that stays up MS ms after it is answered; returns
-# once sbcd counts it as a dialog (fails the test after 5 s). Sets long_wrap (wait on it).
+# long_call MS [N]: N calls (default 1) from the caller that stay up MS ms after they are
+# answered, each from its own socket when N > 1 (SPREAD_ARGS); returns once sbcd counts all N
+# as dialogs (fails the test after 5 s). Sets long_wrap (wait on it).
 long_call() {
-  sipp_uac_start "$DIR/long" 1 1 40 uac.xml -s 1000 -d "$1"
+  local n=${2:-1}
+  local extra=()
+  [ "$n" -gt 1 ] && extra=("${SPREAD_ARGS[@]}")
+  sipp_uac_start "$DIR/long" 50 "$n" 40 uac.xml -s 1000 -d "$1" "${extra[@]}"
   long_wrap=$SIPP_WRAP_PID
-  for _ in $(seq 1 50); do [ "$(sip_stat dialogs_active)" = 1 ] && break; sleep 0.1; done
-  [ "$(sip_stat dialogs_active)" = 1 ] || fail "the long call did not come up"
+  for _ in $(seq 1 50); do [ "$(sip_stat dialogs_active)" = "$n" ] && break; sleep 0.1; done
+  [ "$(sip_stat dialogs_active)" = "$n" ] || fail "the long call(s) did not come up: $(sip_stat dialogs_active) of $n"
+}
+# on_two_workers: true in a run where sbcd has two workers (run.sh's NAME@2w pass).
+on_two_workers() { [ "${SIP_WORKERS:-1}" -ge 2 ]; }
+# SPREAD_ARGS: SIPp caller arguments that send each call from its own socket, so that on two
+# workers the callers' flows hash onto both queues while a peer's one flow lands on one: the
+# calls whose INVITE lands on the other queue cross between the workers. With 12 calls, all
+# of them land on the peer's queue one run in 4,096.
+SPREAD_ARGS=(-t un -max_socket 100)
+SPREAD_CALLS=12
+# workers_crossed: fails unless sbcctl stats shows two workers that both received packets,
+# messages handed off between them (sip_handed_off) and all taken in (sip_handed_in), none
+# lost on a full ring, and node totals equal to the workers' sums. Keeps the stats in
+# $DIR/stats-crossed.json and prints each worker's counts on stderr.
+workers_crossed() {
+  ctl stats --json >"$DIR/stats-crossed.json"
+  python3 - "$DIR/stats-crossed.json" <<'PY' || fail "per-worker counters (above) do not show calls crossing between the two workers"
+import json, sys
+s = json.load(open(sys.argv[1]))
+ws = s["workers"]
+def c(w, k): return w["counters"][k]
+for w in ws:
+    print(f"worker {w['id']}: rx={c(w, 'rx_packets')} handed_off={c(w, 'sip_handed_off')} "
+          f"handed_in={c(w, 'sip_handed_in')} handoff_full={c(w, 'drops')['sip_handoff_full']}", file=sys.stderr)
+ok = len(ws) == 2
+ok &= all(c(w, "rx_packets") > 0 for w in ws)                      # both queues carried traffic
+off = sum(c(w, "sip_handed_off") for w in ws)
+inn = sum(c(w, "sip_handed_in") for w in ws)
+ok &= off > 0 and off == inn                                        # crossed, and all taken in
+ok &= sum(c(w, "drops")["sip_handoff_full"] for w in ws) == 0       # none lost on a full ring
+ok &= s["total"]["sip_handed_off"] == off and s["total"]["rx_packets"] == sum(c(w, "rx_packets") for w in ws)
+sys.exit(0 if ok else 1)
+PY
 }
 # wait_metric REGEX: waits up to 3 s for a /metrics line matching REGEX (the control core
 # renders the page every 200 ms, so a count can trail sbcctl stats by one render).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # DNS SRV regions against a real DNS server (dnsmasq on 127.0.0.1, TTL 2 s):
 #  1. sbcd learns region1 and region2 from _sip._udp.region{1,2}.test (targets with priority
-#     10 and 20) and calls land on region1's priority-10 target 198.18.1.11;
+#     10 and 20) and calls land on region1's priority-10 target 198.18.1.11 (on two workers,
+#     t_dns_srv@2w, from both workers, crossing between them);
 #  2. region1's A records change (dnsmasq re-reads its hosts file on SIGHUP, no outage):
 #     a.region1.test .11 -> .13 and b.region1.test .12 -> .14. Calls placed all along
 #     complete (those up on .11 when it left DNS too, BYE included); new calls move to .13
@@ -97,9 +98,14 @@ expect_contains "$text" "_sip._udp.region1.test" "sbcctl peers shows the SRV nam
 wait_metric '^sbc_dns_peers\{srv="_sip._udp.region1.test",region="region1"\} 2$' || fail "/metrics: no sbc_dns_peers 2 for region1"
 
 for a in 198.18.1.11 198.18.1.12 198.18.1.13 198.18.2.21 198.18.2.22; do peer "$a" uas.xml 90; done
-call c1 4
-[ "$CALL_OK" -eq 4 ] || fail "c1: $CALL_OK of 4 calls completed"
-n=$(received "$DIR/peer-198.18.1.11" '^INVITE '); [ "$n" -eq 4 ] || fail "198.18.1.11 (priority 10 by SRV) got $n INVITEs, expected 4"
+# On two workers, more calls, each from its own socket: both workers use the peers the
+# control core learned, and calls crossed between them.
+c1=4 spread=()
+on_two_workers && { c1=$SPREAD_CALLS; spread=("${SPREAD_ARGS[@]}"); }
+call c1 $c1 uac.xml "${spread[@]}"
+[ "$CALL_OK" -eq $c1 ] || fail "c1: $CALL_OK of $c1 calls completed"
+n=$(received "$DIR/peer-198.18.1.11" '^INVITE '); [ "$n" -eq $c1 ] || fail "198.18.1.11 (priority 10 by SRV) got $n INVITEs, expected $c1"
+on_two_workers && workers_crossed
 
 # 2. The record changes: calls at 10/s all along; new ones move to .13 after the TTL.
 neigh_before=$(need_stat neighbours)

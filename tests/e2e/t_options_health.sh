@@ -5,6 +5,7 @@
 # and /metrics show it down because of probe timeouts (logged once), and new calls go to the
 # second peer without ever trying it. SIPp is started again: up after 2 answered probes, and
 # new calls go to it again. region2's peers never run SIPp: they are down from the start.
+# On two workers (t_options_health@2w) the calls while it is down spread over both workers.
 source "$(dirname "$0")/sip_common.sh"
 SIP_PROBE=options
 SIP_HEALTH='options_interval_ms = 300
@@ -81,10 +82,15 @@ n=$(grep -Ec "peer $N1: up -> down \((probe timeout|icmp unreachable) x3\)" "$DI
 [ "$n" -eq $((changes0 / 2 + 1)) ] || fail "the flip to down is logged $n times, expected once"
 
 attempts_before=$(peer_field "$N1" attempts)
-call during 3 uac.xml -p 5062
-[ "$CALL_OK" -eq 3 ] || fail "calls while $N1 is down: $CALL_OK ok, $CALL_FAILED failed"
-[ "$(received "$DIR/peer-198.18.1.12" '^INVITE ')" -eq 3 ] || fail "new calls did not go to $N2"
+# On two workers, more calls, each from its own socket: both workers read the down state the
+# control core published, and calls crossed between them.
+during=3 spread=()
+on_two_workers && { during=$SPREAD_CALLS; spread=("${SPREAD_ARGS[@]}"); }
+call during $during uac.xml -p 5062 "${spread[@]}"
+[ "$CALL_OK" -eq $during ] || fail "calls while $N1 is down: $CALL_OK ok, $CALL_FAILED failed"
+[ "$(received "$DIR/peer-198.18.1.12" '^INVITE ')" -eq $during ] || fail "new calls did not go to $N2"
 [ "$(peer_field "$N1" attempts)" = "$attempts_before" ] || fail "sbcd still sent INVITEs to $N1 while down"
+on_two_workers && workers_crossed
 
 # Start it again: up after 2 answered probes.
 SIPP_PEER_DIR=$DIR/peer-again peer $P1 uas.xml
