@@ -14,7 +14,11 @@
 #     the failover and by how much, established calls lost on the dead peer (not failures
 #     of the proxy: their callee is gone). Per-second completed/failed calls and setup
 #     latency go to a CSV and to docs/img/failover-<target>.png (kill moment marked).
+#  3. (sbcd) the floor under its steady run: the same number of frames, of the same mean size,
+#     received and sent on the same veth and af_packet path without SIP work (ICMP echoes from
+#     the caller's namespace at the steady run's receive rate; floor_run below), per call.
 # Last line: vs_kamailio: sbc_us_per_call=X kamailio_us_per_call=Y ratio=Z
+#            sbc_floor_us_per_call=F ratio_above_floor=Y/(X-F)
 #            sbc_failover_failed=A kamailio_failover_failed=B    ("na": target not run)
 #
 # Needs: root (network namespaces), iproute2, ethtool, taskset, SIPp 3.6 (sip-tester),
@@ -55,6 +59,9 @@ sbcd and Kamailio 5.6 with the same SIPp callers and callees (see the header of 
   --plots DIR            where failover-<target>.png go (default docs/img)
   --proxy-cpu N          CPU for the proxy (default $PROXY_CPU); SIPp gets --sipp-cpu ($SIPP_CPU)
   -h, --help             this text
+
+environment: FLOOR_SECONDS (default 20), how long the floor run after sbcd's steady run
+pings it; SBCD_DEVICE_EXTRA, appended to sbcd's net_af_packet device (",qdisc_bypass=1").
 EOF
 }
 
@@ -121,7 +128,7 @@ $(sbc_conf_head vs-kamailio 1 "$sock" "")
 
 [[interface]]
 name = "hosts"
-device = "net_af_packet0,iface=$iface"
+device = "net_af_packet0,iface=$iface${SBCD_DEVICE_EXTRA:-}"
 address = "$SIPP_PROXY_ADDR/16"
 vlan = 0
 media_ports = "20000-59999"
@@ -170,6 +177,58 @@ sbcd_cpu_seconds() {
 import json, sys
 d = json.load(sys.stdin)
 print("%.6f" % (d["total"]["busy_cycles"] / d["tsc_hz"]))'
+}
+
+# sbcd_io SOCK: "BUSY_S RX_PACKETS TX_PACKETS RX_BYTES TX_BYTES" of the worker(s), from
+# `sbcctl stats --json` (.total and .tsc_hz).
+sbcd_io() {
+  "$BUILD/sbcctl" --socket "$1" stats --json | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin); t = d["total"]
+print("%.6f %d %d %d %d" % (t["busy_cycles"] / d["tsc_hz"], t["rx_packets"], t["tx_packets"], t["rx_bytes"], t["tx_bytes"]))'
+}
+
+# floor_run IO0 IO1 SECONDS CALLS DIR: the veth and af_packet floor under the steady run just
+# measured (sbcd_io before and after it, its length and completed calls). The caller's
+# namespace pings sbcd (ICMP echo: received, answered and sent on the same veth and af_packet
+# path, without SIP work) at the steady run's receive rate, with its mean frame size, for
+# FLOOR_SECONDS. Floor per call = busy time per echo (one frame in, one out) x (frames in +
+# frames out per call) / 2. Sets FLOOR_US_PER_CALL; logs and appends to summary.txt.
+FLOOR_SECONDS=${FLOOR_SECONDS:-20}
+FLOOR_US_PER_CALL=na
+floor_run() {
+  local io0=$1 io1=$2 secs=$3 calls=$4 dir=$5 a b pps size interval count f0 f1 line
+  read -r -a a <<<"$io0"; read -r -a b <<<"$io1"
+  local rx=$((b[1] - a[1])) tx=$((b[2] - a[2])) rxb=$((b[3] - a[3]))
+  [ "$rx" -gt 0 ] && [ "$calls" -gt 0 ] || { log "sbcd: floor: nothing received in the steady run"; return 0; }
+  pps=$((rx / secs)); [ "$pps" -gt 0 ] || pps=1
+  # ICMP payload that gives the steady run's mean received frame (Ethernet 14 + IPv4 20 + ICMP 8).
+  size=$((rxb / rx - 42)); [ "$size" -ge 16 ] || size=16
+  interval=$(awk -v p="$pps" 'BEGIN { printf "%.6f", 1 / p }')
+  count=$((pps * FLOOR_SECONDS))
+  log "sbcd: floor: $count echoes of $size bytes at $pps/s (the steady run's receive rate and mean frame)"
+  f0=$(sbcd_io "$SBCD_SOCK")
+  timeout $((FLOOR_SECONDS + 30)) ip netns exec "$SIPP_NS_HOSTS" ping -q -n -i "$interval" -c "$count" -s "$size" -W 1 \
+    "$SIPP_PROXY_ADDR" >"$dir/floor-ping.txt" 2>&1 || true
+  f1=$(sbcd_io "$SBCD_SOCK")
+  line=$(/usr/bin/python3 - "$f0" "$f1" "$rx" "$tx" "$calls" "$(awk -v a="${a[0]}" -v b="${b[0]}" 'BEGIN { print b - a }')" <<'PY'
+import sys
+f0 = [float(x) for x in sys.argv[1].split()]; f1 = [float(x) for x in sys.argv[2].split()]
+rx, tx, calls, cpu = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+echoes = min(f1[1] - f0[1], f1[2] - f0[2])
+if echoes <= 0:
+    print("na na na na na"); sys.exit(0)
+us_per_echo = (f1[0] - f0[0]) * 1e6 / echoes
+floor = us_per_echo * (rx + tx) / 2 / calls
+sbc = cpu * 1e6 / calls
+print("%d %.2f %.1f %.1f %.1f %.1f" % (echoes, us_per_echo, rx / calls, tx / calls, floor, sbc - floor))
+PY
+)
+  local echoes us_echo rxc txc floor above
+  read -r echoes us_echo rxc txc floor above <<<"$line"
+  FLOOR_US_PER_CALL=$floor
+  log "sbcd: floor: echoes=$echoes us_per_echo=$us_echo frames_per_call in=$rxc out=$txc floor_us_per_call=$floor above_floor_us_per_call=$above"
+  echo "sbcd floor echoes=$echoes us_per_echo=$us_echo rx_per_call=$rxc tx_per_call=$txc floor_us_per_call=$floor above_floor_us_per_call=$above" >>"$OUT/summary.txt"
 }
 
 # --- one proxy under test ------------------------------------------------------------
@@ -233,7 +292,7 @@ declare -A US_PER_CALL FO_FAILED
 US_PER_CALL[sbcd]=na; US_PER_CALL[kamailio]=na; FO_FAILED[sbcd]=na; FO_FAILED[kamailio]=na
 
 steady_run() {
-  local target=$1 dir="$OUT/$1/steady" calls rc=0 cpu0 cpu1 split0= split1= ok failed p50 p99 max slow lost bt
+  local target=$1 dir="$OUT/$1/steady" calls rc=0 cpu0 cpu1 split0= split1= ok failed p50 p99 max slow lost bt io0= io1= t0 secs
   calls=$((RATE * SECONDS_RUN))
   log "$target: steady run, $RATE calls/s for $SECONDS_RUN s ($calls calls, hold $HOLD_MS ms)"
   proxy_up "$target" "$dir"
@@ -241,9 +300,13 @@ steady_run() {
   sleep 1
   cpu0=$(proxy_cpu_seconds "$target")
   [ "$target" != kamailio ] || split0=$(proc_tree_cpu_split "$KAMAILIO_PID")
+  [ "$target" = kamailio ] || io0=$(sbcd_io "$SBCD_SOCK")
+  t0=$(date +%s.%N)
   sipp_uac_run "$dir/uac" "$RATE" "$calls" $((SECONDS_RUN + HOLD_MS / 1000 + 60)) uac.xml \
     -s 1000 -d "$HOLD_MS" -l $((RATE * (HOLD_MS / 1000 + 3))) || rc=$?
   cpu1=$(proxy_cpu_seconds "$target")
+  [ "$target" = kamailio ] || io1=$(sbcd_io "$SBCD_SOCK")
+  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%d", b - a + 0.5 }')
   if [ "$target" = kamailio ]; then
     split1=$(proc_tree_cpu_split "$KAMAILIO_PID")
     log "kamailio: CPU user/system s: $(awk -v a="$split0" -v b="$split1" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.2f / %.2f", y[1] - x[1], y[2] - x[2] }')"
@@ -252,6 +315,7 @@ steady_run() {
   read -r p50 p99 max slow < <(rtt_summary "$dir/uac")
   lost=$(sipp_bye_lost "$dir/uac" || true)
   bt=$(bye_timeouts "$dir/uac"); failed=$((failed - bt)); lost=$((lost + bt))
+  [ "$target" = kamailio ] || floor_run "$io0" "$io1" "$secs" "$ok" "$dir"
   proxy_down "$target"
   [ "$rc" -le 1 ] || log "$target: SIPp exited with $rc (see $dir/uac/sipp.out)"
   if [ "$ok" -gt 0 ]; then
@@ -430,9 +494,14 @@ for t in "${targets[@]}"; do
   FO_FAILED[$t]=${FO_FAILED[$t]:-na}
 done
 
-ratio=na
+FLOOR_US_PER_CALL=$(sed -nE "s/^sbcd floor .* floor_us_per_call=([^ ]+) .*/\1/p" "$OUT/summary.txt" | tail -n 1)
+FLOOR_US_PER_CALL=${FLOOR_US_PER_CALL:-na}
+ratio=na ratio_above=na
 if [[ ${US_PER_CALL[sbcd]} =~ ^[0-9.]+$ && ${US_PER_CALL[kamailio]} =~ ^[0-9.]+$ ]]; then
   ratio=$(awk -v s="${US_PER_CALL[sbcd]}" -v k="${US_PER_CALL[kamailio]}" 'BEGIN { if (s > 0) printf "%.1f", k / s; else print "na" }')
 fi
+if [[ $ratio != na && $FLOOR_US_PER_CALL =~ ^[0-9.]+$ ]]; then
+  ratio_above=$(awk -v s="${US_PER_CALL[sbcd]}" -v f="$FLOOR_US_PER_CALL" -v k="${US_PER_CALL[kamailio]}" 'BEGIN { if (s > f) printf "%.1f", k / (s - f); else print "na" }')
+fi
 cat "$OUT/summary.txt" >&2
-echo "vs_kamailio: sbc_us_per_call=${US_PER_CALL[sbcd]} kamailio_us_per_call=${US_PER_CALL[kamailio]} ratio=$ratio sbc_failover_failed=${FO_FAILED[sbcd]} kamailio_failover_failed=${FO_FAILED[kamailio]}"
+echo "vs_kamailio: sbc_us_per_call=${US_PER_CALL[sbcd]} kamailio_us_per_call=${US_PER_CALL[kamailio]} ratio=$ratio sbc_floor_us_per_call=$FLOOR_US_PER_CALL ratio_above_floor=$ratio_above sbc_failover_failed=${FO_FAILED[sbcd]} kamailio_failover_failed=${FO_FAILED[kamailio]}"
