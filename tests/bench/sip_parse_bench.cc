@@ -2,7 +2,9 @@
 // same realistic messages (one call plus an OPTIONS probe), in one process, one core.
 // Benchmark only (main thread).
 //
-//   sip_parse_bench [--reps N] [--min-ms MS]
+//   sip_parse_bench [--reps N] [--min-ms MS] [--only NAME]
+//
+// --only NAME parses one message with sbc's parser alone, for a profiler (perf record).
 //
 // Each cell is the median over N repetitions of a timed loop of at least MS ms.
 #include <osipparser2/osip_message.h>
@@ -73,16 +75,37 @@ void interleaved(int reps, double min_ms, A& a, B& b, C& c, double& ra, double& 
 int main(int argc, char** argv) {
   int reps = 9;
   double min_ms = 40;
+  const char* only = nullptr;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--min-ms" && i + 1 < argc) {
       min_ms = std::max(1.0, std::atof(argv[++i]));
+    } else if (a == "--only" && i + 1 < argc) {
+      only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: sip_parse_bench [--reps N] [--min-ms MS]\n");
+      std::fprintf(stderr,
+                   "usage: sip_parse_bench [--reps N] [--min-ms MS] [--only NAME]\n"
+                   "  --only NAME  parse message NAME (INVITE+SDP, 100, 180, 200+SDP, ACK, BYE, OPTIONS)\n"
+                   "               with sbc's parser alone for --min-ms x --reps ms, for a profiler\n");
       return 2;
     }
+  }
+  if (only != nullptr) {
+    auto m = std::make_unique<sbc::sip::message>();
+    for (const auto& t : sbc::sip::testdata::call) {
+      if (t.name != only) continue;
+      auto once = [&] {
+        sbc::sip::parse(t.text, *m);
+        sink = sink + m->header_count + m->errors.bits;
+      };
+      const double ns = run_ns(min_ms * reps, once);
+      std::printf("%s: sbc_ns=%.1f\n", only, ns);
+      return 0;
+    }
+    std::fprintf(stderr, "sip_parse_bench: no message %s\n", only);
+    return 2;
   }
   if (parser_init() != 0) {
     std::fprintf(stderr, "sip_parse_bench: osip parser_init failed\n");
