@@ -4,9 +4,13 @@
 # our Via (branch z9hG4bKsT...) and Record-Route <sip:198.18.0.1:5060;lr;w=00>; the caller's
 # ACK and BYE carry that Route and reach the callee through sbcd. Then a call whose callee
 # hangs up: the callee's BYE follows the Record-Route back through sbcd to the caller.
+# On two workers (t_sip_basic@2w) the Record-Route names the worker that owns the call:
+# w=00 or w=01, by the queue the caller's flow hashes to.
 source "$(dirname "$0")/sip_common.sh"
 sip_up
-RR='<sip:198.18.0.1:5060;lr;w=00>'
+W=00
+on_two_workers && W='0[01]'
+RR="<sip:198.18.0.1:5060;lr;w=$W>"  # a grep pattern
 
 PEER=198.18.1.11; peer $PEER uas.xml
 uas_pid=$SIPP_PID
@@ -14,7 +18,7 @@ call basic 2
 [ "$CALL_OK" -eq 2 ] && [ "$CALL_FAILED" -eq 0 ] || fail "caller: $CALL_OK completed, $CALL_FAILED failed (expected 2, 0); see the messages above"
 
 c=$(msgs "$DIR/basic"); p=$(msgs "$DIR/peer-$PEER")
-grep -q "^Record-Route: .*198.18.0.1:5060;lr;w=00" <<<"$c" || { echo "$c" | head -n 80 >&2; fail "the caller's 200 has no Record-Route $RR"; }
+grep -q "^Record-Route: .*198.18.0.1:5060;lr;w=$W" <<<"$c" || { echo "$c" | head -n 80 >&2; fail "the caller's 200 has no Record-Route $RR"; }
 [ "$(grep -c "^Route: $RR" <<<"$c")" -ge 4 ] || { echo "$c" | tail -n 80 >&2; fail "the caller did not send ACK and BYE with Route: $RR (2 calls)"; }
 grep -q '^Via: SIP/2.0/UDP 198.18.0.1:5060;.*branch=z9hG4bKsT' <<<"$p" || { echo "$p" | head -n 60 >&2; fail "the callee's INVITE has no Via of ours with branch z9hG4bKsT"; }
 grep -q "^Record-Route: $RR" <<<"$p" || { echo "$p" | head -n 60 >&2; fail "the callee's INVITE has no Record-Route $RR"; }
