@@ -194,6 +194,20 @@ long_call() {
   for _ in $(seq 1 50); do [ "$(sip_stat dialogs_active)" = "$n" ] && break; sleep 0.1; done
   [ "$(sip_stat dialogs_active)" = "$n" ] || fail "the long call(s) did not come up: $(sip_stat dialogs_active) of $n"
 }
+# wait_job PID SECONDS WHAT: waits at most SECONDS for the background job PID and returns its
+# status. Past that, shows what still runs and the end of every SIPp output of the test, and
+# fails: a hang is reported with what hung, not ended silently by run.sh's time limit.
+wait_job() {
+  local pid=$1 max=$2 what=$3 f
+  for _ in $(seq 1 $((max * 10))); do
+    kill -0 "$pid" 2>/dev/null || { wait "$pid"; return; }
+    sleep 0.1
+  done
+  ps -eo pid,ppid,stat,etimes,args --forest | grep -E 'sipp|sbcd|tcpdump|sbcctl' | grep -v grep >&2 || true
+  for f in "$DIR"/*/sipp.out; do [ -f "$f" ] && { echo "== $f" >&2; tail -n 15 "$f" >&2; }; done
+  kill "$pid" 2>/dev/null || true
+  fail "$what had not finished after $max s"
+}
 # on_two_workers: true in a run where sbcd has two workers (run.sh's NAME@2w pass).
 on_two_workers() { [ "${SIP_WORKERS:-1}" -ge 2 ]; }
 # SPREAD_ARGS: SIPp caller arguments that send each call from its own socket, so that on two

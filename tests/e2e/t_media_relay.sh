@@ -25,7 +25,8 @@ for _ in $(seq 1 20); do
   grep -qF "$SIPP_CALLER:$MEDIA_EP_PORT" <<<"$calls_media" && grep -qF "$CALLEE:$MEDIA_EP_PORT" <<<"$calls_media" && break
   sleep 0.1
 done
-wait "$call_job" || fail "the media call did not run"
+# SIPp is bounded at 40 s (call); 60 s leaves room for its own end.
+wait_job "$call_job" 60 "the media call" || fail "the media call did not run"
 read -r CALL_OK CALL_FAILED < <(sipp_counts "$DIR/relay")
 [ "$CALL_OK" -eq 1 ] && [ "$CALL_FAILED" -eq 0 ] || fail "caller: $CALL_OK completed, $CALL_FAILED failed (expected 1, 0)"
 wait_idle 3
