@@ -17,7 +17,7 @@ constexpr std::array<command_info, command_count> table{{
      "workers and how busy they are",
      true, "nothing"},
     {command_id::stats, "stats", none, "",
-     "packet totals, packets per pipeline stage, drops by reason (non-zero first) and per-worker counters", true,
+     "packet totals, packets per pipeline stage, drops by reason (non-zero first) and per-worker counters, with the calls each worker owns", true,
      "nothing"},
     {command_id::calls, "calls", own, "[--media]",
      "active calls: established and being set up, per peer; --media: each call's media streams "

@@ -396,6 +396,10 @@ stats_report control_loop::report() const
         ws.overload_reduction = ov.reduction;
         ws.recent_busy_percent = ov.busy_permille / 10.0;
         ws.ring_percent = ov.ring_percent;
+        if (w->proxy) {
+            ws.setups_active = w->proxy->stats().setups_active.load(std::memory_order_relaxed);
+            ws.dialogs_active = w->proxy->stats().dialogs_active.load(std::memory_order_relaxed);
+        }
         if (w->id < loop_gap_cycles_.size())
             ws.max_loop_gap_us = static_cast<double>(loop_gap_cycles_[w->id]) * 1e6 / static_cast<double>(rte_get_tsc_hz());
         dataplane::accumulate(r.total, ws.counters);

@@ -150,7 +150,8 @@ json to_json(const stats_report& r)
         ws.push_back({{"id", w.id}, {"lcore", w.lcore}, {"max_loop_gap_us", w.max_loop_gap_us}, {"counters", to_json(w.counters)},
                       {"overload", {{"reduction_percent", w.overload_reduction},
                                     {"busy_percent", w.recent_busy_percent},
-                                    {"ring_percent", w.ring_percent}}}});
+                                    {"ring_percent", w.ring_percent}}},
+                      {"calls", {{"established", w.dialogs_active}, {"setting_up", w.setups_active}}}});
     return json{{"node", r.node_name},
                 {"state", r.state},
                 {"version", r.version},
@@ -250,6 +251,11 @@ std::string to_prometheus(const stats_report& r)
     for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), uint64_t{wk.overload_reduction});
     w.family("worker_recent_busy_percent", "gauge", "Share of the worker's time on SIP work (after flood screening) over the last [overload] window_ms, 0..100: what [overload] busy_percent is compared with.");
     for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), wk.recent_busy_percent);
+    w.family("worker_calls_active", "gauge",
+             "Established calls (dialogs) the worker owns; their sum is sbc_calls_active. How evenly RSS spreads the calls across workers.");
+    for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), wk.dialogs_active);
+    w.family("worker_call_setups_active", "gauge", "Calls being set up that the worker owns; their sum is sbc_call_setups_active.");
+    for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), wk.setups_active);
     w.family("worker_ring_fill_percent", "gauge",
              "Fill of the fullest ring into the worker (handoff from other workers, stream thread, events to the control core), 0..100.");
     for (const auto& wk : r.workers) w.sample(prom_labels({{"worker", std::to_string(wk.id)}}), uint64_t{wk.ring_percent});
@@ -415,10 +421,13 @@ std::string render_stats_text(const json& j)
     out += dt.render();
 
     out += "\nper worker\n";
-    text_table wt({"ID", "LCORE", "BUSY%", "RX PKTS", "RX BYTES", "TX PKTS", "TX BYTES", "DROPS", "EVENTS", "LOOPS"});
+    text_table wt({"ID", "LCORE", "BUSY%", "CALLS", "SETUPS", "RX PKTS", "RX BYTES", "TX PKTS", "TX BYTES", "DROPS", "EVENTS", "LOOPS"});
     for (const auto& w : arr(j, "workers")) {
         const auto c = counters_from_json(w.value("counters", json::object()));
+        // "calls": absent from an older daemon's report (shown as 0).
+        const json calls = w.value("calls", json::object());
         wt.add({std::to_string(u64(w, "id")), std::to_string(u64(w, "lcore")), fmt("%.1f", c.busy_percent()),
+                std::to_string(u64(calls, "established")), std::to_string(u64(calls, "setting_up")),
                 std::to_string(c.rx_packets), bytes(c.rx_bytes), std::to_string(c.tx_packets), bytes(c.tx_bytes),
                 std::to_string(c.drops_total()), std::to_string(c.events_sent), std::to_string(c.loops)});
     }

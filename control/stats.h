@@ -42,6 +42,9 @@ struct worker_status {
     unsigned overload_reduction = 0;  ///< percent of new requests it refuses with 503; 0: not overloaded
     double recent_busy_percent = 0;   ///< busy share over [overload] window_ms
     unsigned ring_percent = 0;        ///< fill of its fullest ring (handoff in, stream in, events)
+    // The calls this worker owns (its proxy's tables): how evenly RSS spreads them.
+    uint64_t setups_active = 0;   ///< calls being set up
+    uint64_t dialogs_active = 0;  ///< established calls
 };
 
 /// SIP over TCP and TLS, for /metrics: control_loop::report() copies the stream thread's

@@ -218,7 +218,7 @@ SPREAD_ARGS=(-t un -max_socket 100)
 SPREAD_CALLS=12
 # workers_crossed: fails unless sbcctl stats shows two workers that both received packets,
 # messages handed off between them (sip_handed_off) and all taken in (sip_handed_in), none
-# lost on a full ring, and node totals equal to the workers' sums. Keeps the stats in
+# lost on a full ring, and node totals (packets, handoffs, calls) equal to the workers' sums. Keeps the stats in
 # $DIR/stats-crossed.json and prints each worker's counts on stderr.
 workers_crossed() {
   ctl stats --json >"$DIR/stats-crossed.json"
@@ -229,7 +229,8 @@ ws = s["workers"]
 def c(w, k): return w["counters"][k]
 for w in ws:
     print(f"worker {w['id']}: rx={c(w, 'rx_packets')} handed_off={c(w, 'sip_handed_off')} "
-          f"handed_in={c(w, 'sip_handed_in')} handoff_full={c(w, 'drops')['sip_handoff_full']}", file=sys.stderr)
+          f"handed_in={c(w, 'sip_handed_in')} handoff_full={c(w, 'drops')['sip_handoff_full']} "
+          f"calls={w['calls']['established']} setups={w['calls']['setting_up']}", file=sys.stderr)
 ok = len(ws) == 2
 ok &= all(c(w, "rx_packets") > 0 for w in ws)                      # both queues carried traffic
 off = sum(c(w, "sip_handed_off") for w in ws)
@@ -237,6 +238,9 @@ inn = sum(c(w, "sip_handed_in") for w in ws)
 ok &= off > 0 and off == inn                                        # crossed, and all taken in
 ok &= sum(c(w, "drops")["sip_handoff_full"] for w in ws) == 0       # none lost on a full ring
 ok &= s["total"]["sip_handed_off"] == off and s["total"]["rx_packets"] == sum(c(w, "rx_packets") for w in ws)
+# each worker's calls add up to the node's
+ok &= sum(w["calls"]["established"] for w in ws) == s["sip"]["dialogs_active"]
+ok &= sum(w["calls"]["setting_up"] for w in ws) == s["sip"]["setups_active"]
 sys.exit(0 if ok else 1)
 PY
 }

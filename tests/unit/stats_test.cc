@@ -44,6 +44,8 @@ stats_report sample_report()
         w.counters.busy_cycles = 250 * (id + 1);
         w.counters.total_cycles = 1000;
         w.counters.loops = 10000;
+        w.dialogs_active = 4130 + id;  // 4130 and 4131: distinct from every other figure here
+        w.setups_active = 17 + id;
         r.workers.push_back(w);
         dp::accumulate(r.total, w.counters);
     }
@@ -335,6 +337,36 @@ TEST(stats, status_text_shows_interfaces_gateway_resolution_and_worker_load)
                                  "198.18.0.254 at 02:00:00:00:00:fe", "198.19.0.254 unresolved", "DOWN", "100",
                                  "25.0", "50.0"})
         EXPECT_NE(text.find(expected), std::string::npos) << "missing '" << expected << "' in\n" << text;
+}
+
+TEST(stats, each_workers_calls_show_in_json_text_and_prometheus)
+{
+    const auto j = to_json(sample_report());
+    ASSERT_EQ(j["workers"].size(), 2u);
+    EXPECT_EQ(j["workers"][1]["calls"]["established"], 4131);
+    EXPECT_EQ(j["workers"][1]["calls"]["setting_up"], 18);
+
+    // The text's per-worker table: worker 1's row carries its calls and setups.
+    const std::string text = render_stats_text(j);
+    const auto table = text.find("per worker\n");
+    ASSERT_NE(table, std::string::npos) << text;
+    EXPECT_NE(text.find("CALLS", table), std::string::npos) << text;
+    const auto row = text.find("\n  1 ", table);
+    ASSERT_NE(row, std::string::npos) << text;
+    const std::string line = text.substr(row + 1, text.find('\n', row + 1) - row - 1);
+    EXPECT_NE(line.find(" 4131 "), std::string::npos) << line;
+    EXPECT_NE(line.find(" 18 "), std::string::npos) << line;
+
+    std::map<std::string, std::string> types;
+    const auto samples = parse_prometheus(to_prometheus(sample_report()), types);
+    auto value_of = [&](const std::string& name, const std::string& labels) -> std::string {
+        for (const auto& s : samples)
+            if (s.name == name && s.labels == labels) return s.value;
+        return "absent";
+    };
+    EXPECT_EQ(value_of("sbc_worker_calls_active", R"({worker="0"})"), "4130");
+    EXPECT_EQ(value_of("sbc_worker_call_setups_active", R"({worker="1"})"), "18");
+    EXPECT_EQ(types["sbc_worker_calls_active"], "gauge");
 }
 
 TEST(stats, stats_text_lists_nonzero_drop_reasons_before_zero_ones)
