@@ -134,6 +134,14 @@ std::vector<prom_sample> parse_prometheus(const std::string& text, std::map<std:
     return samples;
 }
 
+// The value of sample NAME with exactly LABELS ("" for none), or "absent".
+std::string value_in(const std::vector<prom_sample>& samples, const std::string& name, const std::string& labels)
+{
+    for (const auto& s : samples)
+        if (s.name == name && s.labels == labels) return s.value;
+    return "absent";
+}
+
 TEST(stats, prometheus_text_is_well_formed_with_help_and_type_once_per_metric)
 {
     std::map<std::string, std::string> types;
@@ -158,11 +166,7 @@ TEST(stats, call_records_handed_over_and_lost_show_per_worker_in_json_and_promet
     EXPECT_EQ(back.cdr_dropped, 3u);
     std::map<std::string, std::string> types;
     const auto samples = parse_prometheus(to_prometheus(r), types);
-    auto value_of = [&](const std::string& name, const std::string& labels) -> std::string {
-        for (const auto& s : samples)
-            if (s.name == name && s.labels == labels) return s.value;
-        return "absent";
-    };
+    auto value_of = [&](const std::string& name, const std::string& labels) { return value_in(samples, name, labels); };
     EXPECT_EQ(value_of("sbc_cdr_records_total", R"({worker="1"})"), "40");
     EXPECT_EQ(value_of("sbc_cdr_dropped_total", R"({worker="1"})"), "3");
     EXPECT_EQ(value_of("sbc_cdr_dropped_total", R"({worker="0"})"), "0");
@@ -192,11 +196,7 @@ TEST(stats, prometheus_text_has_up_info_per_worker_counters_and_labelled_drops)
     std::map<std::string, std::string> types;
     const std::string text = to_prometheus(sample_report());
     auto samples = parse_prometheus(text, types);
-    auto value_of = [&](const std::string& name, const std::string& labels) -> std::string {
-        for (const auto& s : samples)
-            if (s.name == name && s.labels == labels) return s.value;
-        return "absent";
-    };
+    auto value_of = [&](const std::string& name, const std::string& labels) { return value_in(samples, name, labels); };
     EXPECT_EQ(value_of("sbc_up", ""), "1");
     EXPECT_EQ(value_of("sbc_info", R"({node="sbc-1",version="0.1.0",state="running"})"), "1");
     EXPECT_EQ(value_of("sbc_rx_packets_total", R"({worker="1"})"), "2000");
@@ -246,11 +246,7 @@ TEST(stats, prometheus_text_has_stream_connections_handshakes_traffic_and_certif
     std::map<std::string, std::string> types;
     const std::string text = to_prometheus(report_with_streams());
     auto samples = parse_prometheus(text, types);
-    auto value_of = [&](const std::string& name, const std::string& labels) -> std::string {
-        for (const auto& s : samples)
-            if (s.name == name && s.labels == labels) return s.value;
-        return "absent";
-    };
+    auto value_of = [&](const std::string& name, const std::string& labels) { return value_in(samples, name, labels); };
     EXPECT_EQ(value_of("sbc_stream_connections", R"({state="connecting"})"), "1");
     EXPECT_EQ(value_of("sbc_stream_connections", R"({state="handshaking"})"), "2");
     EXPECT_EQ(value_of("sbc_stream_connections", R"({state="established"})"), "5");
@@ -359,11 +355,7 @@ TEST(stats, each_workers_calls_show_in_json_text_and_prometheus)
 
     std::map<std::string, std::string> types;
     const auto samples = parse_prometheus(to_prometheus(sample_report()), types);
-    auto value_of = [&](const std::string& name, const std::string& labels) -> std::string {
-        for (const auto& s : samples)
-            if (s.name == name && s.labels == labels) return s.value;
-        return "absent";
-    };
+    auto value_of = [&](const std::string& name, const std::string& labels) { return value_in(samples, name, labels); };
     EXPECT_EQ(value_of("sbc_worker_calls_active", R"({worker="0"})"), "4130");
     EXPECT_EQ(value_of("sbc_worker_call_setups_active", R"({worker="1"})"), "18");
     EXPECT_EQ(types["sbc_worker_calls_active"], "gauge");
