@@ -69,11 +69,15 @@ topo_cleanup() {
   TOPO_PIDS=(); TOPO_LINKS=(); TOPO_NAMESPACES=(); TOPO_DIRS=()
 }
 
-# topo_free_port: a TCP port on 127.0.0.1 that nothing listens on now.
+# topo_free_port: a TCP port on 127.0.0.1 that nothing listens on now, below the kernel's
+# ephemeral range (ip_local_port_range), so that no connection made meanwhile takes it as its
+# local port before the test's server binds it (a CI run lost t_tls_call to that once).
 topo_free_port() {
-  local p
+  local p low
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
+  [ "$low" -gt 11024 ] || low=32768
   for _ in $(seq 1 50); do
-    p=$(( (RANDOM % 20000) + 30000 ))
+    p=$(( (RANDOM % (low - 11024)) + 11024 ))
     if ! ss -Htln "sport = :$p" 2>/dev/null | grep -q .; then echo "$p"; return 0; fi
   done
   return 1
