@@ -12,7 +12,7 @@ peer 198.18.1.11 uas.xml
 up=1 ms=6000
 on_two_workers && { up=$SPREAD_CALLS; ms=10000; }
 long_call $ms $up
-on_two_workers && workers_crossed
+on_two_workers && workers_crossed "$up"
 start=$(date +%s.%N)
 "$BUILD/sbcctl" --socket "$SOCK" drain --wait --timeout 60 >"$DIR/drain.out" 2>&1 &
 drain_pid=$!
