@@ -5,6 +5,7 @@
 #include <rte_prefetch.h>
 
 #include "dataplane/neighbour_wait.h"
+#include "dataplane/sip_path.h"
 #include "dataplane/rtp_stage.h"
 #include "dataplane/sip_stage.h"
 #include "dataplane/stages.h"
@@ -16,13 +17,21 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
 {
     uint64_t bytes = 0;
     uint32_t truncated = 0, unknown_vlan = 0, unsupported = 0;
+    std::array<rte_mbuf*, burst_size> dropped;  // freed together at the end (free_dropped)
+    unsigned n_dropped = 0;
+    // Another core wrote these mbufs and frames (the NIC, or a ring's producer): every mbuf of
+    // the burst is asked for at once, so that the misses overlap, then each frame's first line
+    // a few packets ahead, once its mbuf (buf_addr, data_off) has had time to arrive.
+    constexpr uint16_t ahead = 3;
+    for (uint16_t i = 0; i < n; ++i) rte_prefetch0(pkts[i]);
+    for (uint16_t i = 0; i < n && i < ahead; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
     for (uint16_t i = 0; i < n; ++i) {
-        if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void*));
+        if (i + ahead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + ahead], void*));
         rte_mbuf* m = pkts[i];
         const uint32_t len = rte_pktmbuf_data_len(m);
         bytes += rte_pktmbuf_pkt_len(m);
         if (len < sizeof(rte_ether_hdr)) {
-            rte_pktmbuf_free(m);
+            dropped[n_dropped++] = m;
             ++truncated;
             continue;
         }
@@ -33,7 +42,7 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
         if (m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) vlan = m->vlan_tci & 0xfff;
         if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
             if (len < sizeof(rte_ether_hdr) + sizeof(rte_vlan_hdr)) {
-                rte_pktmbuf_free(m);
+                dropped[n_dropped++] = m;
                 ++truncated;
                 continue;
             }
@@ -44,7 +53,7 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
         }
         const uint16_t ifc = snap.find_interface(port, vlan);
         if (ifc == no_interface) {
-            rte_pktmbuf_free(m);
+            dropped[n_dropped++] = m;
             ++unknown_vlan;
             continue;
         }
@@ -56,10 +65,11 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
         } else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
             arp.push(m, ifc);
         } else {
-            rte_pktmbuf_free(m);
+            dropped[n_dropped++] = m;
             ++unsupported;
         }
     }
+    if (n_dropped != 0) free_dropped(dropped.data(), n_dropped);
     w.counters.rx_packets.add(n);
     w.counters.rx_bytes.add(bytes);
     w.counters.entered(stage::eth, n);
@@ -85,7 +95,8 @@ void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pk
 
 uint32_t poll_worker(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
 {
-    return sip_poll(w, snap, now_tsc) + rtp_poll(w, now_tsc) + release_held(w, snap, now_tsc / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1));
+    const uint64_t now_ms = now_ms_of(w, now_tsc);  // one division an iteration, for every poll below
+    return sip_poll(w, snap, now_tsc, now_ms) + rtp_poll(w, now_ms) + release_held(w, snap, now_ms);
 }
 
 }  // namespace sbc::dataplane

@@ -36,8 +36,8 @@ uint32_t fullest_ring(const worker& w) noexcept
 {
     uint32_t most = fill_percent(w.events);
     if (const uint32_t s = fill_percent(w.stream_in); s > most) most = s;
-    for (const rte_ring* r : w.handoff_in)
-        if (const uint32_t f = fill_percent(r); f > most) most = f;
+    for (unsigned i = 0; i < w.handoff_span; ++i)
+        if (const uint32_t f = fill_percent(w.handoff_in[i]); f > most) most = f;
     return most;
 }
 

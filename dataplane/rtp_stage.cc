@@ -102,10 +102,10 @@ void rtp_stage(worker& w, sub_burst& b, const uint8_t* addr) noexcept
     b.n = 0;
 }
 
-uint32_t rtp_poll(worker& w, uint64_t now_tsc) noexcept
+uint32_t rtp_poll(worker& w, uint64_t now_ms) noexcept
 {
     if (!w.media) return 0;
-    w.media->tick(now_tsc / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1));
+    w.media->tick(now_ms);
     return 0;
 }
 

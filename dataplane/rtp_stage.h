@@ -25,6 +25,6 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
 void rtp_stage(worker& w, sub_burst& b, const uint8_t* addr) noexcept;
 
 /// Per-iteration media work: quarantined ports whose time is up go back to the pool.
-uint32_t rtp_poll(worker& w, uint64_t now_tsc) noexcept;
+uint32_t rtp_poll(worker& w, uint64_t now_ms) noexcept;
 
 }  // namespace sbc::dataplane

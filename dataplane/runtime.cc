@@ -254,6 +254,7 @@ std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string
             rt->workers[j]->handoff_in[i] = r;
         }
     }
+    for (auto& w : rt->workers) w->handoff_span = static_cast<uint16_t>(o.workers);
 
     // Each worker's ring of SIP frame copies to the capture thread (dataplane/capture_filter.h):
     // always there, empty and never touched while no capture runs.

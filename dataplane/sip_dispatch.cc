@@ -115,19 +115,23 @@ void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, const sip_hand
     if (capture != nullptr) capture_input_done(w);
 }
 
-uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
+uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc, uint64_t now_ms) noexcept
 {
     if (!snap.proxy || !w.proxy) return 0;
     overload_poll(w, snap, now_tsc);  // before the rings below are drained: their fill counts (overload.h)
-    const uint64_t start = rte_rdtsc();
+    // The SIP work's cycles (overload.h) from the first input or tick on: an iteration with
+    // neither, most of them, reads no clock here.
+    uint64_t start = 0;
     sip_tally t;
-    const uint64_t now_ms = now_ms_of(w, now_tsc);
-    sip_state(w.id).now_ms = now_ms;
+    sip_worker_state& st = sip_state(w.id);
+    st.now_ms = now_ms;
     uint32_t received = 0;
     std::array<rte_mbuf*, burst_size> pkts;
-    for (rte_ring* r : w.handoff_in) {
-        if (r == nullptr) continue;
-        const unsigned n = rte_ring_sc_dequeue_burst(r, reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
+    for (unsigned r = 0; r < w.handoff_span; ++r) {
+        if (w.handoff_in[r] == nullptr) continue;
+        const unsigned n = rte_ring_sc_dequeue_burst(w.handoff_in[r], reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
+        if (n == 0) continue;
+        if (start == 0) start = rte_rdtsc();
         for (unsigned i = 0; i < n; ++i) {
             // The sender wrote the decoded input into the headroom before its enqueue; a copy
             // here, because the proxy may free the mbuf while the input is still in use.
@@ -140,6 +144,7 @@ uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
     if (w.stream_in != nullptr) {
         // Messages the stream thread framed (and lost connections), decoded into the headroom.
         const unsigned n = rte_ring_sc_dequeue_burst(w.stream_in, reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
+        if (n != 0 && start == 0) start = rte_rdtsc();
         for (unsigned i = 0; i < n; ++i) {
             sip_handoff in = *handoff_of(pkts[i]);
             in.now_ms = now_ms;
@@ -148,16 +153,15 @@ uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
         received += n;
     }
     if (received != 0) w.counters.entered(stage::sip, received);
-    sip_worker_state& st = sip_state(w.id);
-    bool ticked = false;
     if (now_ms != st.last_tick_ms) {
+        if (start == 0) start = rte_rdtsc();
         st.last_tick_ms = now_ms;
         w.proxy->on_tick(*snap.proxy, w.shared->peer_health, now_ms, *w.outbox);
         flush_outbox(w, snap, t);
-        ticked = true;
     }
+    if (start == 0) return 0;  // nothing came and no tick was due: nothing to tally
     t.commit(w);
-    if (received != 0 || ticked) st.sip_cycles += rte_rdtsc() - start;
+    st.sip_cycles += rte_rdtsc() - start;
     return received + t.sent;
 }
 

@@ -32,7 +32,8 @@ bool sip_unreachable(worker& w, const snapshot& snap, rte_mbuf* m) noexcept;
 void sip_unsent(worker& w, const snapshot& snap, const rte_mbuf* m, uint64_t now_ms) noexcept;
 
 /// Per-iteration SIP work: handed-off inputs from every other worker, then the proxy's
-/// timers. Returns the number of messages received and sent. 0 without snap.proxy.
-uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept;
+/// timers. `now_ms` is `now_tsc` in milliseconds (now_ms_of). Returns the number of messages
+/// received and sent. 0 without snap.proxy.
+uint32_t sip_poll(worker& w, const snapshot& snap, uint64_t now_tsc, uint64_t now_ms) noexcept;
 
 }  // namespace sbc::dataplane

@@ -62,7 +62,7 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
     const uint32_t now = now32(w);
     uint32_t denied = 0, unknown = 0, over_trusted = 0, over_untrusted = 0;
     uint16_t n = 0;
-    std::array<rte_mbuf*, burst_size> dropped;  // freed together: one mempool operation a burst
+    std::array<rte_mbuf*, burst_size> dropped;  // freed together (free_dropped): one mempool operation a burst
     unsigned n_dropped = 0;
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];
@@ -102,7 +102,7 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
         ++n;
     }
     b.n = n;
-    if (n_dropped != 0) rte_pktmbuf_free_bulk(dropped.data(), n_dropped);
+    if (n_dropped != 0) free_dropped(dropped.data(), n_dropped);
     if (denied) w.counters.drop(drop_reason::flood_denied, denied);
     if (unknown) w.counters.drop(drop_reason::flood_unknown_source, unknown);
     if (over_trusted) w.counters.drop(drop_reason::flood_rate_trusted, over_trusted);

@@ -38,7 +38,7 @@ struct production {
 };
 
 /// Splits a received burst by EtherType after stripping Ethernet/802.1Q; sets m->l2_len and
-/// m->vlan_tci. Drops what no interface takes.
+/// m->vlan_tci. Drops what no interface takes (free_dropped). n is at most burst_size.
 void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n,
               sub_burst& arp, sub_burst& ipv4) noexcept;
 

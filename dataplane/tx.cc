@@ -44,6 +44,29 @@ uint16_t drain_inject(worker& w) noexcept
     return n;
 }
 
+void free_dropped(rte_mbuf* const* pkts, unsigned n) noexcept
+{
+    std::array<void*, burst_size> run;  // consecutive fast ones of one pool
+    unsigned k = 0;
+    rte_mempool* pool = nullptr;
+    for (unsigned i = 0; i < n; ++i) {
+        rte_mbuf* m = pkts[i];
+        // All first-cache-line fields: refcnt and nb_segs (rearm_data), ol_flags, pool.
+        if (rte_mbuf_refcnt_read(m) != 1 || m->nb_segs != 1 || !RTE_MBUF_DIRECT(m)) {
+            rte_pktmbuf_free(m);
+            continue;
+        }
+        __rte_mbuf_raw_sanity_check(m);  // DPDK's debug builds check next == NULL here
+        if (m->pool != pool || k == run.size()) {
+            if (k != 0) rte_mempool_put_bulk(pool, run.data(), k);
+            pool = m->pool;
+            k = 0;
+        }
+        run[k++] = m;
+    }
+    if (k != 0) rte_mempool_put_bulk(pool, run.data(), k);
+}
+
 void post_event(worker& w, const event& e) noexcept
 {
     if (rte_ring_mp_enqueue_elem(w.events, const_cast<event*>(&e), sizeof(event)) == 0)

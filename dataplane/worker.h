@@ -85,6 +85,9 @@ struct worker {
     rtp::relay_counters media_counters;          ///< what this worker relayed and dropped
     std::array<rte_ring*, max_workers> handoff_in{};   ///< from worker i to this one (SP/SC), null for itself
     std::array<rte_ring*, max_workers> handoff_out{};  ///< from this one to worker i
+    /// Entries of handoff_in/out in use: the runtime's worker count. The per-iteration poll
+    /// looks at these only (max_workers slots would be a loop of 64 null checks every iteration).
+    uint16_t handoff_span = 0;
     // SIP over TCP and TLS (dataplane/stream_ring.h); all null when no trunk or peer uses a stream.
     rte_ring* kernel_out = nullptr;  ///< TCP frames for the kernel (to the stream thread)
     rte_ring* kernel_in = nullptr;   ///< frames the kernel sent, to transmit (from the stream thread)
@@ -124,6 +127,13 @@ inline void tx_enqueue(worker& w, uint16_t port, rte_mbuf* m) noexcept
 
 /// Worker only: sends every buffered packet; returns how many were flushed.
 uint16_t tx_flush(worker& w) noexcept;
+
+/// Worker only: gives back received mbufs that the worker drops. A direct, single-segment mbuf
+/// holding one reference goes straight back to its pool, as a NIC's fast-free transmit does
+/// (RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE): DPDK keeps `next` null on such an mbuf, so its second
+/// cache line, which rte_pktmbuf_free reads and another core may have written last, is never
+/// touched. Any other mbuf goes through rte_pktmbuf_free.
+void free_dropped(rte_mbuf* const* pkts, unsigned n) noexcept;
 
 /// Worker only: sends the frames the control core and the stream thread (the kernel's) queued.
 uint16_t drain_inject(worker& w) noexcept;
