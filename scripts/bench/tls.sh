@@ -12,7 +12,10 @@
 #  2. full handshakes per second that the stream thread completes: tls_load --handshakes
 #     (HS_CONNS parallel connections; connect, handshake, close; no resumption; groups P-256),
 #     counted by sbcd itself (sbc_stream_handshakes_total{result="ok"}), against the ceiling;
-#     also per CPU-second of the stream thread (its /proc/PID/task/TID/stat utime+stime).
+#     also per CPU-second of the stream thread (its /proc/PID/task/TID/stat utime+stime), and
+#     the same for OpenSSL's own `openssl s_server` on the same CPU under the same client, on
+#     loopback (openssl_server_handshakes_per_cpu_s of tls_peers.sh): what the library itself
+#     reaches on this machine, printed as `tls_reference: ...` before the last line.
 #  3. SIP messages through the stream thread into a worker and back: tls_load --messages,
 #     100 persistent TLS connections each keeping WINDOW OPTIONS to sbcd itself outstanding
 #     (the worker answers 200); round trips per second, and per core: round trips / (CPU
@@ -227,7 +230,7 @@ load() {
 }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
-HS=na MSGS=na BPC=na SBC_US=na
+HS=na MSGS=na BPC=na SBC_US=na HS_CPU=na OSSL_CPU=na
 
 # --- 1. memory per idle TLS connection -------------------------------------------------------
 idle_phase() {
@@ -262,6 +265,12 @@ hs_phase() {
   HS=$(awk -v a="$h0" -v b="$h1" -v s="$secs" 'BEGIN { printf "%.0f", (b - a) / s }')
   log "handshakes: $line"
   log "handshakes: sbcd completed $((h1 - h0)) in ${secs} s = $HS/s; stream thread CPU ${cpu} s ($(awk -v c="$cpu" -v s="$(sub "$t0" "$t1")" 'BEGIN { printf "%.0f", 100 * c / s }') % of its CPU), worker busy $(sub "$w0" "$w1") s; per stream-thread CPU-second: $(awk -v a="$h0" -v b="$h1" -v c="$cpu" 'BEGIN { if (c > 0) printf "%.0f", (b - a) / c; else print "na" }')/s; ratio to ceiling: wall $(awk -v h="$HS" -v c="$CEILING" 'BEGIN { if (c ~ /^[0-9.]+$/ && c > 0) printf "%.2f", h / c; else print "na" }'), per CPU-second $(awk -v a="$h0" -v b="$h1" -v c="$cpu" -v k="$CEILING" 'BEGIN { if (c > 0 && k ~ /^[0-9.]+$/ && k > 0) printf "%.2f", (b - a) / c / k; else print "na" }')"
+  HS_CPU=$(awk -v a="$h0" -v b="$h1" -v c="$cpu" 'BEGIN { if (c > 0) printf "%.0f", (b - a) / c; else print "na" }')
+  # OpenSSL's own server under the same client, for what the library itself reaches here.
+  OSSL_CPU=$(openssl_server_handshakes_per_cpu_s "$STREAM_CPU" "$LOAD_CPU" "$SECS" "$PKI/server.crt" "$PKI/server.key" \
+    "$LOAD_BIN" 2>"$OUT/openssl_server.txt") || OSSL_CPU=na
+  cat "$OUT/openssl_server.txt" >&2
+  log "handshakes: reference, openssl s_server per CPU-second: $OSSL_CPU/s ($(awk -v o="$OSSL_CPU" -v c="$CEILING" 'BEGIN { if (o ~ /^[0-9.]+$/ && c ~ /^[0-9.]+$/ && c > 0) printf "%.2f", o / c; else print "na" }') of the ceiling); sbcd's stream thread / s_server: $(awk -v s="$HS_CPU" -v o="$OSSL_CPU" 'BEGIN { if (s ~ /^[0-9.]+$/ && o ~ /^[0-9.]+$/ && o > 0) printf "%.2f", s / o; else print "na" }')"
   log "handshakes: failed in sbcd: $(curl -sf "http://$HTTP/metrics" | awk '/^sbc_stream_handshakes_total\{result="failed"/ { s += $NF } END { print s + 0 }'), refused: $(metric sbc_stream_refused_total)"
 }
 
@@ -304,4 +313,5 @@ done
 ctl conns >"$OUT/conns.txt" 2>&1 || true
 curl -sf "http://$HTTP/metrics" | grep '^sbc_stream' >"$OUT/metrics.txt" || true
 log "processor: $CPU_MODEL"
+echo "tls_reference: sbc_handshakes_per_cpu_s=$HS_CPU openssl_s_server_handshakes_per_cpu_s=$OSSL_CPU"
 echo "tls: handshakes_per_s=$HS ceiling_handshakes_per_s=$CEILING msgs_per_s=$MSGS bytes_per_conn=$BPC kamailio_us_per_call=$KAM_US sbc_us_per_call=$SBC_US"

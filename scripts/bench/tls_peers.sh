@@ -48,6 +48,34 @@ tls_ceiling_handshakes_per_s() {
     }' <<<"$out" || { echo "$out" >&2; return 1; }
 }
 
+# openssl_server_handshakes_per_cpu_s CPU CLIENT_CPU SECS CERT KEY TLS_LOAD: OpenSSL's own
+# server as the reference for the stream thread's handshakes: `openssl s_server` (TLS 1.3,
+# CERT/KEY) pinned to CPU on a free loopback port below the ephemeral range, loaded by
+# TLS_LOAD --handshakes SECS --conns 16 pinned to CLIENT_CPU (the client the stream thread
+# gets). Prints the server's completed handshakes per CPU-second of its own (utime+stime from
+# /proc); a detail line on stderr, "openssl_server: ...". Stops what it started.
+openssl_server_handshakes_per_cpu_s() (
+  set -euo pipefail
+  local cpu=$1 client_cpu=$2 secs=$3 cert=$4 key=$5 load=$6 port line n u0 s0 u1 s1 pid
+  for port in $(seq 20061 100 29961); do
+    ss -Hltn "sport = :$port" | grep -q . || break
+  done
+  taskset -c "$cpu" openssl s_server -quiet -accept "127.0.0.1:$port" -cert "$cert" -key "$key" -tls1_3 \
+    -naccept 100000000 </dev/null >/dev/null 2>&1 &
+  pid=$!
+  trap 'kill "$pid" 2>/dev/null || true' EXIT
+  for _ in $(seq 1 50); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.1; done
+  read -r u0 s0 < <(awk '{ print $14, $15 }' "/proc/$pid/stat")
+  line=$(timeout -k 5 $((secs + 30)) taskset -c "$client_cpu" "$load" --connect "127.0.0.1:$port" --handshakes "$secs" --conns 16 | tail -n 1)
+  read -r u1 s1 < <(awk '{ print $14, $15 }' "/proc/$pid/stat")
+  n=$(sed -nE 's/.* handshakes=([0-9]+).*/\1/p' <<<"$line")
+  [ -n "$n" ] || { echo "openssl_server: no result from the client: $line" >&2; exit 1; }
+  awk -v n="$n" -v t=$((u1 - u0 + s1 - s0)) -v hz="$(getconf CLK_TCK)" -v cpu="$cpu" -v v="$(openssl version | cut -d' ' -f1-2)" -v l="$line" 'BEGIN {
+    if (t <= 0) { print "openssl_server: no CPU time measured" > "/dev/stderr"; exit 1 }
+    printf "openssl_server: %s on CPU %s: %s; server CPU %.2f s\n", v, cpu, l, t / hz > "/dev/stderr"
+    printf "%.0f\n", n / (t / hz) }'
+)
+
 kamailio_tls_us_per_call() (
   set -euo pipefail
   local calls=${1:-2000} rate=${2:-200} cpu=${3:-1} other=${4:-0}
