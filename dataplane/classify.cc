@@ -8,6 +8,7 @@
 #include "dataplane/sip_path.h"
 #include "dataplane/rtp_stage.h"
 #include "dataplane/sip_stage.h"
+#include "dataplane/source_screen.h"
 #include "dataplane/stages.h"
 
 namespace sbc::dataplane {
@@ -16,7 +17,8 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
               sub_burst& arp, sub_burst& ipv4) noexcept
 {
     uint64_t bytes = 0;
-    uint32_t truncated = 0, unknown_vlan = 0, unsupported = 0;
+    uint32_t truncated = 0, unknown_vlan = 0, unsupported = 0, denied = 0, unknown_source = 0;
+    early_screen screen(w, snap);  // a flood's SIP datagrams end here (source_screen.h)
     std::array<rte_mbuf*, burst_size> dropped;  // freed together at the end (free_dropped)
     unsigned n_dropped = 0;
     // Another core wrote these mbufs and frames (the NIC, or a ring's producer): every mbuf of
@@ -61,6 +63,14 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
         m->vlan_tci = vlan;
         m->port = port;  // the stages reply on m->port; not every PMD sets it (net_ring does not)
         if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+            if (screen.active()) {
+                const early_screen::verdict v = screen.check(m, l2);
+                if (v != early_screen::verdict::keep) {
+                    dropped[n_dropped++] = m;
+                    ++(v == early_screen::verdict::denied ? denied : unknown_source);
+                    continue;
+                }
+            }
             ipv4.push(m, ifc);
         } else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
             arp.push(m, ifc);
@@ -76,6 +86,8 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
     if (truncated) w.counters.drop(drop_reason::eth_truncated, truncated);
     if (unknown_vlan) w.counters.drop(drop_reason::vlan_unknown, unknown_vlan);
     if (unsupported) w.counters.drop(drop_reason::ethertype_unsupported, unsupported);
+    if (denied) w.counters.drop(drop_reason::flood_denied, denied);
+    if (unknown_source) w.counters.drop(drop_reason::flood_unknown_source, unknown_source);
 }
 
 void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n) noexcept

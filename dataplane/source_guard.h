@@ -114,6 +114,16 @@ struct token_bucket {
         return ok;
     }
 
+    /// Whether take() at `now_ms` would fail (less than one token after the refill); changes
+    /// nothing.
+    [[nodiscard]] bool dry(uint32_t now_ms, uint32_t rate, uint32_t burst) const noexcept
+    {
+        if (rate == 0) return false;
+        uint64_t t = milli + uint64_t{now_ms - at_ms} * rate;
+        if (t > cap(burst)) t = cap(burst);
+        return t < 1000;
+    }
+
 private:
     static uint32_t cap(uint32_t burst) noexcept
     {

@@ -4,9 +4,11 @@
 
 #include <rte_cycles.h>
 #include <rte_ip.h>
+#include <rte_udp.h>
 
 #include "dataplane/events.h"
 #include "dataplane/sip_path.h"
+#include "rtp/flow_table.h"
 
 namespace sbc::dataplane {
 
@@ -107,6 +109,39 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
     if (unknown) w.counters.drop(drop_reason::flood_unknown_source, unknown);
     if (over_trusted) w.counters.drop(drop_reason::flood_rate_trusted, over_trusted);
     if (over_untrusted) w.counters.drop(drop_reason::flood_rate_untrusted, over_untrusted);
+}
+
+early_screen::early_screen(worker& w, const snapshot& snap) noexcept : w_(w)
+{
+    const flood_policy* p = rcu::dereference(w.shared->flood.current);
+    if (p == nullptr || !w.guard || !snap.proxy) return;
+    policy_ = p;
+    tables_ = snap.proxy.get();
+    flows_ = w.shared->media_flows.get();
+}
+
+early_screen::verdict early_screen::check(const rte_mbuf* m, uint16_t l2) noexcept
+{
+    constexpr verdict keep = verdict::keep;
+    if (rte_pktmbuf_data_len(m) < l2 + sizeof(rte_ipv4_hdr) + sizeof(rte_udp_hdr)) return keep;
+    const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, l2);
+    // Version 4 and no options: the UDP header follows at a fixed place.
+    if (ip->version_ihl != 0x45 || ip->next_proto_id != IPPROTO_UDP || rte_ipv4_frag_pkt_is_fragmented(ip)) return keep;
+    const auto* udp = reinterpret_cast<const rte_udp_hdr*>(ip + 1);
+    const uint16_t dport = rte_be_to_cpu_16(udp->dst_port);
+    if (flows_ != nullptr && flows_->in_range(dport)) return keep;  // media: the UDP stage's order
+    const int trunk = tables_->find_trunk(ip_address::v4(rte_be_to_cpu_32(ip->dst_addr)), dport);
+    if (trunk < 0) return keep;
+    const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
+    const trust tr = classify(*tables_, static_cast<uint16_t>(trunk), src);
+    if (tr != trust::trusted && policy_->is_denied(src)) return verdict::denied;
+    if (tr != trust::unknown) return keep;
+    if (unknown_dry_ < 0) {
+        const source_guard& g = *w_.guard;
+        const flood_limits& l = policy_->limits;
+        unknown_dry_ = g.unknown_started && g.unknown.dry(now32(w_), l.unknown_rate, l.unknown_burst) ? 1 : 0;
+    }
+    return unknown_dry_ != 0 ? verdict::unknown_source : keep;
 }
 
 void note_malformed(worker& w, const snapshot& snap, const ip_address& src, uint16_t trunk) noexcept

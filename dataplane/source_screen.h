@@ -19,6 +19,30 @@ namespace sbc::dataplane {
 /// Without a policy (or a guard, or proxy tables) everything is kept.
 void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_t* trunks, uint16_t* kept) noexcept;
 
+/// The first stage's part of flood screening (classify, once per burst). For an IPv4 frame
+/// that carries a plain UDP header (IHL 5, not a fragment) to a SIP trunk, it makes the two
+/// decisions that take no token: a denied source's datagram, and, while the unknown sources'
+/// shared bucket is dry, one from a source that trunk does not allow. Dropped there, such a
+/// datagram costs no IPv4 or UDP stage, and is counted under its flood reason even if its IPv4
+/// header had another fault. Everything else goes on to screen_sources, which decides as
+/// before; tokens are taken only there, so nothing is charged twice.
+class early_screen {
+public:
+    early_screen(worker& w, const snapshot& snap) noexcept;
+    [[nodiscard]] bool active() const noexcept { return policy_ != nullptr; }
+    enum class verdict : uint8_t { keep, denied, unknown_source };
+    /// What to do with a frame whose IPv4 header is at `l2`: keep it, or drop it as
+    /// flood_denied or flood_unknown_source. Only when active().
+    verdict check(const rte_mbuf* m, uint16_t l2) noexcept;
+
+private:
+    worker& w_;
+    const flood_policy* policy_ = nullptr;
+    const sip::proxy_tables* tables_ = nullptr;
+    const rtp::flow_table* flows_ = nullptr;
+    int8_t unknown_dry_ = -1;  ///< the shared bucket, looked at once a burst (-1: not yet)
+};
+
 /// Worker only: asks the control core to deny `src` for `why` (an event; a full ring is counted
 /// as event_ring_full). The control core ignores (and counts) reports about trusted sources.
 /// H3's scanner signatures call it with deny_reason::scanner for a scanner from an untrusted source.

@@ -38,7 +38,8 @@ struct production {
 };
 
 /// Splits a received burst by EtherType after stripping Ethernet/802.1Q; sets m->l2_len and
-/// m->vlan_tci. Drops what no interface takes (free_dropped). n is at most burst_size.
+/// m->vlan_tci. Drops what no interface takes, and a flood's SIP datagrams that early_screen
+/// (source_screen.h) decides on (free_dropped). n is at most burst_size.
 void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n,
               sub_burst& arp, sub_burst& ipv4) noexcept;
 

@@ -101,6 +101,7 @@ protected:
     }
     uint64_t drops(dp::drop_reason r) { return h_->counters().drops[static_cast<std::size_t>(r)]; }
     uint64_t sip_stage() { return h_->counters().stage_packets[static_cast<std::size_t>(dp::stage::sip)]; }
+    uint64_t ipv4_stage() { return h_->counters().stage_packets[static_cast<std::size_t>(dp::stage::ipv4)]; }
     uint64_t stat(sip::proxy_counter c) { return h_->worker().proxy->stats().get(c); }
     /// The source reports in the events posted so far.
     std::vector<dp::event> reports()
@@ -138,6 +139,16 @@ TEST_F(flood, a_flood_from_an_unknown_source_is_dropped_before_the_sip_stage_and
     EXPECT_EQ(h_->take_sent().size(), 0u);
     EXPECT_TRUE(reports().empty()) << "unknown sources are dropped, not reported";
     EXPECT_EQ(h_->mbufs_in_use(), 0u);
+
+    // The unknown sources' bucket is dry now: the next ones end in the first stage, before
+    // the IPv4 and UDP stages (early_screen), under the same reason, and take no token.
+    const uint64_t ipv4_before = ipv4_stage();
+    send(gateway_mac, stranger_ip, 10, 20);
+    EXPECT_EQ(drops(dp::drop_reason::flood_unknown_source), 27u);
+    EXPECT_EQ(ipv4_stage(), ipv4_before) << "dropped in the first stage";
+    EXPECT_EQ(sip_stage(), 3u);
+    EXPECT_EQ(h_->take_sent().size(), 0u);
+    EXPECT_EQ(h_->mbufs_in_use(), 0u);
 }
 
 TEST_F(flood, an_untrusted_source_over_its_rate_is_dropped_reported_and_then_denied)
@@ -167,8 +178,10 @@ TEST_F(flood, a_denied_source_is_dropped_from_its_first_packet_and_others_are_no
 {
     dp::flood_limits l;  // the defaults: nothing here comes near them
     start(false, l, {ip_address::v4(caller_ip)});
+    const uint64_t ipv4_before = ipv4_stage();
     send(caller_mac, caller_ip, 3);
     EXPECT_EQ(drops(dp::drop_reason::flood_denied), 3u);
+    EXPECT_EQ(ipv4_stage(), ipv4_before) << "a denied source's datagrams end in the first stage";
     EXPECT_EQ(sip_stage(), 0u);
     EXPECT_EQ(h_->take_sent().size(), 0u);
     constexpr uint32_t neighbour_ip = ipv4(198, 18, 0, 3);

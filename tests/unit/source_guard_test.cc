@@ -40,6 +40,21 @@ TEST(token_bucket, refills_at_its_rate_and_never_beyond_its_burst)
     EXPECT_EQ(taken(b, 60600, 10, 20, 100), 20); // a minute idle: the burst, not 600
 }
 
+TEST(token_bucket, dry_says_what_take_would_do_and_takes_nothing)
+{
+    token_bucket b;
+    b.fill(0, 2);
+    EXPECT_FALSE(b.dry(0, 10, 2));
+    EXPECT_FALSE(b.dry(0, 10, 2)) << "asking twice takes nothing";
+    EXPECT_EQ(taken(b, 0, 10, 2, 10), 2);
+    EXPECT_TRUE(b.dry(0, 10, 2));
+    EXPECT_TRUE(b.dry(99, 10, 2)) << "0.99 of a token";
+    EXPECT_FALSE(b.dry(100, 10, 2)) << "one whole token at 10/s after 100 ms";
+    EXPECT_TRUE(b.take(100, 10, 2));
+    EXPECT_TRUE(b.dry(100, 10, 2));
+    EXPECT_FALSE(b.dry(100, 0, 2)) << "a zero rate is never dry";
+}
+
 TEST(token_bucket, a_zero_rate_means_no_limit)
 {
     token_bucket b;
