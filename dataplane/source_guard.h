@@ -105,10 +105,8 @@ struct token_bucket {
     bool take(uint32_t now_ms, uint32_t rate, uint32_t burst) noexcept
     {
         if (rate == 0) return true;
-        // rate tokens per second = rate thousandths per millisecond.
-        uint64_t t = milli + uint64_t{now_ms - at_ms} * rate;
+        const uint64_t t = refilled(now_ms, rate, burst);
         at_ms = now_ms;
-        if (t > cap(burst)) t = cap(burst);
         const bool ok = t >= 1000;
         milli = static_cast<uint32_t>(ok ? t - 1000 : t);
         return ok;
@@ -118,13 +116,17 @@ struct token_bucket {
     /// nothing.
     [[nodiscard]] bool dry(uint32_t now_ms, uint32_t rate, uint32_t burst) const noexcept
     {
-        if (rate == 0) return false;
-        uint64_t t = milli + uint64_t{now_ms - at_ms} * rate;
-        if (t > cap(burst)) t = cap(burst);
-        return t < 1000;
+        return rate != 0 && refilled(now_ms, rate, burst) < 1000;
     }
 
 private:
+    /// The thousandths of a token at `now_ms`: rate tokens per second = rate thousandths per
+    /// millisecond since at_ms, up to `burst` tokens.
+    [[nodiscard]] uint64_t refilled(uint32_t now_ms, uint32_t rate, uint32_t burst) const noexcept
+    {
+        const uint64_t t = milli + uint64_t{now_ms - at_ms} * rate;
+        return t > cap(burst) ? cap(burst) : t;
+    }
     static uint32_t cap(uint32_t burst) noexcept
     {
         const uint64_t c = uint64_t{burst == 0 ? 1 : burst} * 1000;

@@ -130,18 +130,27 @@ early_screen::verdict early_screen::check(const rte_mbuf* m, uint16_t l2) noexce
     const auto* udp = reinterpret_cast<const rte_udp_hdr*>(ip + 1);
     const uint16_t dport = rte_be_to_cpu_16(udp->dst_port);
     if (flows_ != nullptr && flows_->in_range(dport)) return keep;  // media: the UDP stage's order
+    // Most datagrams, a carrier's own among them, are from a source not denied while the
+    // unknown sources' bucket still has tokens: nothing to drop here, so no trunk lookup (the
+    // UDP stage makes it once).
+    const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
+    const bool denied = policy_->is_denied(src);
+    if (!denied && !unknown_dry()) return keep;
     const int trunk = tables_->find_trunk(ip_address::v4(rte_be_to_cpu_32(ip->dst_addr)), dport);
     if (trunk < 0) return keep;
-    const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
     const trust tr = classify(*tables_, static_cast<uint16_t>(trunk), src);
-    if (tr != trust::trusted && policy_->is_denied(src)) return verdict::denied;
-    if (tr != trust::unknown) return keep;
+    if (denied && tr != trust::trusted) return verdict::denied;
+    return tr == trust::unknown && unknown_dry() ? verdict::unknown_source : keep;
+}
+
+bool early_screen::unknown_dry() noexcept
+{
     if (unknown_dry_ < 0) {
         const source_guard& g = *w_.guard;
         const flood_limits& l = policy_->limits;
         unknown_dry_ = g.unknown_started && g.unknown.dry(now32(w_), l.unknown_rate, l.unknown_burst) ? 1 : 0;
     }
-    return unknown_dry_ != 0 ? verdict::unknown_source : keep;
+    return unknown_dry_ != 0;
 }
 
 void note_malformed(worker& w, const snapshot& snap, const ip_address& src, uint16_t trunk) noexcept

@@ -36,6 +36,8 @@ public:
     verdict check(const rte_mbuf* m, uint16_t l2) noexcept;
 
 private:
+    bool unknown_dry() noexcept;  ///< the shared bucket would refuse now (looked at once a burst)
+
     worker& w_;
     const flood_policy* policy_ = nullptr;
     const sip::proxy_tables* tables_ = nullptr;

@@ -50,16 +50,16 @@ tls_ceiling_handshakes_per_s() {
 
 # openssl_server_handshakes_per_cpu_s CPU CLIENT_CPU SECS CERT KEY TLS_LOAD: OpenSSL's own
 # server as the reference for the stream thread's handshakes: `openssl s_server` (TLS 1.3,
-# CERT/KEY) pinned to CPU on a free loopback port below the ephemeral range, loaded by
+# CERT/KEY) pinned to CPU on a free loopback port (topo_free_port), loaded by
 # TLS_LOAD --handshakes SECS --conns 16 pinned to CLIENT_CPU (the client the stream thread
 # gets). Prints the server's completed handshakes per CPU-second of its own (utime+stime from
 # /proc); a detail line on stderr, "openssl_server: ...". Stops what it started.
 openssl_server_handshakes_per_cpu_s() (
   set -euo pipefail
   local cpu=$1 client_cpu=$2 secs=$3 cert=$4 key=$5 load=$6 port line n u0 s0 u1 s1 pid
-  for port in $(seq 20061 100 29961); do
-    ss -Hltn "sport = :$port" | grep -q . || break
-  done
+  # shellcheck source=../lib/topology.sh
+  . "$TLS_PEERS_DIR/../lib/topology.sh"
+  port=$(topo_free_port) || { echo "openssl_server: no free port on 127.0.0.1" >&2; exit 1; }
   taskset -c "$cpu" openssl s_server -quiet -accept "127.0.0.1:$port" -cert "$cert" -key "$key" -tls1_3 \
     -naccept 100000000 </dev/null >/dev/null 2>&1 &
   pid=$!
