@@ -59,9 +59,7 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
             ++unknown_vlan;
             continue;
         }
-        m->l2_len = l2;
-        m->vlan_tci = vlan;
-        m->port = port;  // the stages reply on m->port; not every PMD sets it (net_ring does not)
+        sub_burst* next = nullptr;
         if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
             if (screen.active()) {
                 const early_screen::verdict v = screen.check(m, l2);
@@ -71,13 +69,20 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
                     continue;
                 }
             }
-            ipv4.push(m, ifc);
+            next = &ipv4;
         } else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
-            arp.push(m, ifc);
+            next = &arp;
         } else {
             dropped[n_dropped++] = m;
             ++unsupported;
+            continue;
         }
+        // Only a kept frame is written: l2_len lies in the mbuf's second cache line, which the
+        // producer's core wrote last (rte_pktmbuf_reset); a drop never pulls it in.
+        m->l2_len = l2;
+        m->vlan_tci = vlan;
+        m->port = port;  // the stages reply on m->port; not every PMD sets it (net_ring does not)
+        next->push(m, ifc);
     }
     if (n_dropped != 0) free_dropped(dropped.data(), n_dropped);
     w.counters.rx_packets.add(n);
