@@ -30,6 +30,13 @@ void read_flood(loader& l, const toml::table& t, flood_config& f)
     rate("untrusted_rate", f.untrusted_rate);
     burst("untrusted_burst", f.untrusted_burst);
     {
+        unsigned v = f.untrusted_trunk_rate;
+        r.get_uint("untrusted_trunk_rate", v, 0, max_rate,
+                   "messages per second from all untrusted sources of one trunk, per worker; 0: no limit");
+        f.untrusted_trunk_rate = v;
+    }
+    burst("untrusted_trunk_burst", f.untrusted_trunk_burst);
+    {
         unsigned v = f.unknown_rate;
         r.get_uint("unknown_rate", v, 0, max_rate, "messages per second from all unknown sources, per worker; 0: no limit");
         f.unknown_rate = v;

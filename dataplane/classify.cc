@@ -17,7 +17,7 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
               sub_burst& arp, sub_burst& ipv4) noexcept
 {
     uint64_t bytes = 0;
-    uint32_t truncated = 0, unknown_vlan = 0, unsupported = 0, denied = 0, unknown_source = 0;
+    uint32_t truncated = 0, unknown_vlan = 0, unsupported = 0, denied = 0, unknown_source = 0, over_trunk = 0;
     early_screen screen(w, snap);  // a flood's SIP datagrams end here (source_screen.h)
     std::array<rte_mbuf*, burst_size> dropped;  // freed together at the end (free_dropped)
     unsigned n_dropped = 0;
@@ -65,7 +65,9 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
                 const early_screen::verdict v = screen.check(m, l2);
                 if (v != early_screen::verdict::keep) {
                     dropped[n_dropped++] = m;
-                    ++(v == early_screen::verdict::denied ? denied : unknown_source);
+                    ++(v == early_screen::verdict::denied           ? denied
+                       : v == early_screen::verdict::unknown_source ? unknown_source
+                                                                    : over_trunk);
                     continue;
                 }
             }
@@ -93,6 +95,7 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
     if (unsupported) w.counters.drop(drop_reason::ethertype_unsupported, unsupported);
     if (denied) w.counters.drop(drop_reason::flood_denied, denied);
     if (unknown_source) w.counters.drop(drop_reason::flood_unknown_source, unknown_source);
+    if (over_trunk) w.counters.drop(drop_reason::flood_rate_untrusted_trunk, over_trunk);
 }
 
 void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n) noexcept

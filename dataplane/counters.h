@@ -53,6 +53,7 @@ namespace sbc::dataplane {
     X(flood_unknown_source, "UDP SIP from a source no trunk allows and no peer has, over [flood] unknown_rate (before parsing)") \
     X(flood_rate_trusted, "UDP SIP from a trusted source over [flood] trusted_rate (before parsing; never denied)") \
     X(flood_rate_untrusted, "UDP SIP from an untrusted source over [flood] untrusted_rate (before parsing; reported for denial)") \
+    X(flood_rate_untrusted_trunk, "UDP SIP from an untrusted source while its trunk's untrusted sources together are over [flood] untrusted_trunk_rate (before parsing; not reported)") \
     X(flood_denied, "UDP SIP from a source on the deny list (before parsing)")
 
 SBC_LIST_ENUM(drop_reason, SBC_DROP_REASONS);

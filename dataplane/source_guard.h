@@ -3,9 +3,11 @@
 // flood limits ([flood] of sbc.toml) and why a source is denied.
 //   trust        trusted (a peer's address, or allowed by a trunk marked trusted): rate-limited,
 //                never denied; untrusted (allowed by a trunk that is not trusted): rate-limited
-//                and denied over its rate; unknown (allowed by no trunk, no peer): one small
-//                aggregate bucket per worker, since only dialog parties' responses may come
-//                from there.
+//                and denied over its rate, and all of one trunk's together share one bucket
+//                per worker (a flood with forged sources from an open trunk's range: each
+//                source new, each with a full bucket of its own); unknown (allowed by no
+//                trunk, no peer): one small aggregate bucket per worker, since only dialog
+//                parties' responses may come from there.
 //   source_table fixed capacity, set-associative (8 ways): a lookup probes one set; a full set
 //                evicts its least recently used entry (the caller counts evictions).
 // Header-only and free of DPDK types, so that the unit tier tests it without EAL. Worker only
@@ -52,6 +54,8 @@ struct flood_limits {
     static constexpr uint32_t default_trusted_burst = 200000;
     static constexpr uint32_t default_untrusted_rate = 2000;
     static constexpr uint32_t default_untrusted_burst = 2000;
+    static constexpr uint32_t default_untrusted_trunk_rate = 10000;
+    static constexpr uint32_t default_untrusted_trunk_burst = 10000;
     static constexpr uint32_t default_unknown_rate = 50;
     static constexpr uint32_t default_unknown_burst = 100;
     static constexpr uint32_t default_deny_after_malformed = 10;
@@ -61,6 +65,8 @@ struct flood_limits {
     uint32_t trusted_burst = default_trusted_burst;
     uint32_t untrusted_rate = default_untrusted_rate;
     uint32_t untrusted_burst = default_untrusted_burst;
+    uint32_t untrusted_trunk_rate = default_untrusted_trunk_rate;  ///< aggregate of one trunk's untrusted sources, per worker
+    uint32_t untrusted_trunk_burst = default_untrusted_trunk_burst;
     uint32_t unknown_rate = default_unknown_rate;      ///< aggregate of every unknown source, per worker
     uint32_t unknown_burst = default_unknown_burst;
     uint32_t deny_after_malformed = default_deny_after_malformed;  ///< 0: never denied for malformed messages
@@ -200,13 +206,21 @@ private:
 
 using source_table = basic_source_table<>;
 
-/// A worker's flood state: its source table, the aggregate bucket of unknown sources, and what
-/// it counts besides drops. Written by its worker only; the counters are read by the control
-/// core (single_writer, relaxed).
+/// A worker's flood state: its source table, the aggregate buckets (unknown sources; each
+/// trunk's untrusted sources), and what it counts besides drops. Written by its worker only;
+/// the counters are read by the control core (single_writer, relaxed).
 struct source_guard {
     source_table table;
     token_bucket unknown;
     bool unknown_started = false;
+    /// Per trunk index: its untrusted sources together. A reload that renumbers trunks hands a
+    /// bucket to another trunk: at worst it starts less than full, and refills within a second.
+    std::array<token_bucket, max_trunks> untrusted_trunk{};
+    std::array<bool, max_trunks> untrusted_trunk_started{};
+    /// When one of those buckets last refused (low 32 bits of the worker's ms clock), so that the
+    /// first stage looks for them only during such a flood and for a second after it.
+    uint32_t untrusted_trunk_dry_ms = 0;
+    bool untrusted_trunk_dry_seen = false;
     sbc::single_writer<uint64_t> evictions;  ///< entries overwritten in a full set
     sbc::single_writer<uint64_t> reports;    ///< sources reported to the control core for denial
 };

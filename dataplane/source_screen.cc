@@ -38,6 +38,29 @@ source_entry& entry_of(worker& w, const flood_limits& l, const ip_address& src, 
     return e;
 }
 
+/// Trunk `trunk`'s bucket of untrusted sources, full at its first use.
+token_bucket& trunk_bucket(source_guard& g, const flood_limits& l, uint16_t trunk, uint32_t now) noexcept
+{
+    if (!g.untrusted_trunk_started[trunk]) {
+        g.untrusted_trunk[trunk].fill(now, l.untrusted_trunk_burst);
+        g.untrusted_trunk_started[trunk] = true;
+    }
+    return g.untrusted_trunk[trunk];
+}
+
+/// Whether trunk `trunk`'s untrusted sources together are over their rate now (nothing taken);
+/// a refusal is remembered, so that the first stage looks for the next ones (early_screen).
+bool trunk_dry(source_guard& g, const flood_limits& l, uint16_t trunk, uint32_t now) noexcept
+{
+    if (trunk >= g.untrusted_trunk.size()) return false;
+    const bool dry = trunk_bucket(g, l, trunk, now).dry(now, l.untrusted_trunk_rate, l.untrusted_trunk_burst);
+    if (dry) {
+        g.untrusted_trunk_dry_ms = now;
+        g.untrusted_trunk_dry_seen = true;
+    }
+    return dry;
+}
+
 }  // namespace
 
 void report_source(worker& w, const ip_address& src, deny_reason why) noexcept
@@ -62,7 +85,7 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
     const sip::proxy_tables& t = *snap.proxy;
     source_guard& g = *w.guard;
     const uint32_t now = now32(w);
-    uint32_t denied = 0, unknown = 0, over_trusted = 0, over_untrusted = 0;
+    uint32_t denied = 0, unknown = 0, over_trusted = 0, over_untrusted = 0, over_trunk = 0;
     uint16_t n = 0;
     std::array<rte_mbuf*, burst_size> dropped;  // freed together (free_dropped): one mempool operation a burst
     unsigned n_dropped = 0;
@@ -83,6 +106,12 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
             }
             pass = g.unknown.take(now, l.unknown_rate, l.unknown_burst);
             if (!pass) ++unknown;
+        } else if (tr == trust::untrusted && trunk_dry(g, l, trunks[i], now)) {
+            // The trunk's untrusted sources together are over their rate: dropped before the
+            // source's own bucket (no token, no table entry: forged sources churn nothing),
+            // and not reported (the source may well be within its own rate).
+            pass = false;
+            ++over_trunk;
         } else {
             const bool trusted = tr == trust::trusted;
             source_entry& e = entry_of(w, l, src, tr, now);
@@ -93,6 +122,8 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
                 ++over_untrusted;
                 report_once(w, e, deny_reason::rate, now);
             }
+            // Not dry a moment ago, so the trunk's bucket has this token.
+            if (pass && !trusted) trunk_bucket(g, l, trunks[i], now).take(now, l.untrusted_trunk_rate, l.untrusted_trunk_burst);
         }
         if (!pass) {
             dropped[n_dropped++] = m;  // never answered
@@ -109,6 +140,7 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
     if (unknown) w.counters.drop(drop_reason::flood_unknown_source, unknown);
     if (over_trusted) w.counters.drop(drop_reason::flood_rate_trusted, over_trusted);
     if (over_untrusted) w.counters.drop(drop_reason::flood_rate_untrusted, over_untrusted);
+    if (over_trunk) w.counters.drop(drop_reason::flood_rate_untrusted_trunk, over_trunk);
 }
 
 early_screen::early_screen(worker& w, const snapshot& snap) noexcept : w_(w)
@@ -135,12 +167,24 @@ early_screen::verdict early_screen::check(const rte_mbuf* m, uint16_t l2) noexce
     // UDP stage makes it once).
     const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
     const bool denied = policy_->is_denied(src);
-    if (!denied && !unknown_dry()) return keep;
+    if (!denied && !unknown_dry() && !trunk_flood()) return keep;
     const int trunk = tables_->find_trunk(ip_address::v4(rte_be_to_cpu_32(ip->dst_addr)), dport);
     if (trunk < 0) return keep;
     const trust tr = classify(*tables_, static_cast<uint16_t>(trunk), src);
     if (denied && tr != trust::trusted) return verdict::denied;
-    return tr == trust::unknown && unknown_dry() ? verdict::unknown_source : keep;
+    if (tr == trust::unknown) return unknown_dry() ? verdict::unknown_source : keep;
+    if (tr == trust::untrusted && trunk_flood() && trunk_dry(*w_.guard, policy_->limits, static_cast<uint16_t>(trunk), now()))
+        return verdict::untrusted_trunk;
+    return keep;
+}
+
+uint32_t early_screen::now() noexcept
+{
+    if (!now_known_) {
+        now_ = now32(w_);
+        now_known_ = true;
+    }
+    return now_;
 }
 
 bool early_screen::unknown_dry() noexcept
@@ -148,9 +192,18 @@ bool early_screen::unknown_dry() noexcept
     if (unknown_dry_ < 0) {
         const source_guard& g = *w_.guard;
         const flood_limits& l = policy_->limits;
-        unknown_dry_ = g.unknown_started && g.unknown.dry(now32(w_), l.unknown_rate, l.unknown_burst) ? 1 : 0;
+        unknown_dry_ = g.unknown_started && g.unknown.dry(now(), l.unknown_rate, l.unknown_burst) ? 1 : 0;
     }
     return unknown_dry_ != 0;
+}
+
+bool early_screen::trunk_flood() noexcept
+{
+    if (trunk_flood_ < 0) {
+        const source_guard& g = *w_.guard;
+        trunk_flood_ = g.untrusted_trunk_dry_seen && now() - g.untrusted_trunk_dry_ms < trunk_flood_ms ? 1 : 0;
+    }
+    return trunk_flood_ != 0;
 }
 
 void note_malformed(worker& w, const snapshot& snap, const ip_address& src, uint16_t trunk) noexcept

@@ -20,9 +20,11 @@ namespace sbc::dataplane {
 void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_t* trunks, uint16_t* kept) noexcept;
 
 /// The first stage's part of flood screening (classify, once per burst). For an IPv4 frame
-/// that carries a plain UDP header (IHL 5, not a fragment) to a SIP trunk, it makes the two
-/// decisions that take no token: a denied source's datagram, and, while the unknown sources'
-/// shared bucket is dry, one from a source that trunk does not allow. Dropped there, such a
+/// that carries a plain UDP header (IHL 5, not a fragment) to a SIP trunk, it makes the
+/// decisions that take no token: a denied source's datagram; while the unknown sources' shared
+/// bucket is dry, one from a source that trunk does not allow; and, while that trunk's untrusted
+/// sources together are over their rate (looked at only within a second of such a refusal),
+/// one from a source the trunk allows but does not trust. Dropped there, such a
 /// datagram costs no IPv4 or UDP stage, and is counted under its flood reason even if its IPv4
 /// header had another fault. Everything else goes on to screen_sources, which decides as
 /// before; tokens are taken only there, so nothing is charged twice.
@@ -30,19 +32,26 @@ class early_screen {
 public:
     early_screen(worker& w, const snapshot& snap) noexcept;
     [[nodiscard]] bool active() const noexcept { return policy_ != nullptr; }
-    enum class verdict : uint8_t { keep, denied, unknown_source };
+    enum class verdict : uint8_t { keep, denied, unknown_source, untrusted_trunk };
     /// What to do with a frame whose IPv4 header is at `l2`: keep it, or drop it as
-    /// flood_denied or flood_unknown_source. Only when active().
+    /// flood_denied, flood_unknown_source or flood_rate_untrusted_trunk. Only when active().
     verdict check(const rte_mbuf* m, uint16_t l2) noexcept;
 
 private:
     bool unknown_dry() noexcept;  ///< the shared bucket would refuse now (looked at once a burst)
+    /// A trunk's untrusted bucket refused within the last trunk_flood_ms (looked at once a burst).
+    bool trunk_flood() noexcept;
+    uint32_t now() noexcept;  ///< the worker's ms clock, read once a burst
+    static constexpr uint32_t trunk_flood_ms = 1000;
 
     worker& w_;
     const flood_policy* policy_ = nullptr;
     const sip::proxy_tables* tables_ = nullptr;
     const rtp::flow_table* flows_ = nullptr;
     int8_t unknown_dry_ = -1;  ///< the shared bucket, looked at once a burst (-1: not yet)
+    int8_t trunk_flood_ = -1;  ///< likewise
+    bool now_known_ = false;
+    uint32_t now_ = 0;
 };
 
 /// Worker only: asks the control core to deny `src` for `why` (an event; a full ring is counted

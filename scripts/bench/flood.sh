@@ -18,7 +18,10 @@
 #   - the flood, in turn per packet: (a) unknown: SIP OPTIONS to 5060 from 65,536 sources of
 #     198.19.0.0/16 that no trunk allows; (b) invite: INVITEs with unique Call-IDs from the
 #     allowed untrusted source (the callee answers 486 to those that reach it; the source never
-#     ACKs, as a scanner); (c) malformed: four kinds of broken SIP from the untrusted source.
+#     ACKs, as a scanner); (c) malformed: four kinds of broken SIP from the untrusted source;
+#     and, run on its own only (not in the mix the issue defines), (d) spoofed: the same INVITEs
+#     from 32,768 forged sources the untrusted trunk allows (198.18.128.0/17), each new to the
+#     per-source buckets: what only the trunk's shared bucket ([flood] untrusted_trunk_rate) stops.
 #     Flood frames are offered whenever the worker's RX ring holds fewer than 2,048 frames: the
 #     worker stays saturated, and the legitimate calls' frames, queued first, never wait for
 #     room;
@@ -27,8 +30,8 @@
 #   Phases per run: warm-up, BASELINE_SECONDS of legitimate calls only, then flood seconds with
 #   legitimate calls, then open calls end. Runs, each a fresh process (a kind's leftovers, such
 #   as call slots held by unanswered INVITEs, do not leak into the next): floor, one per flood
-#   kind alone (KIND_SECONDS each), forward, the mix (SECONDS_PER_RUN), forward again.
-#   FLOOD_MIX=unknown|invite|malformed|floor|forward: that kind only, one run.
+#   kind alone (KIND_SECONDS each, spoofed included), forward, the mix (SECONDS_PER_RUN),
+#   forward again. FLOOD_MIX=unknown|invite|malformed|spoofed|floor|forward: that kind only, one run.
 #
 # The yardsticks: what the drop cost is compared with
 #   forward: the forwarding cost per packet, like with like. The same generator writes fresh
@@ -94,8 +97,8 @@ mix=${FLOOD_MIX:-all}
 io_seconds=${IO_SECONDS:-3}
 
 case "$mix" in
-  all|unknown|invite|malformed|floor|forward) ;;
-  *) echo "flood.sh: FLOOD_MIX: expected all, unknown, invite, malformed, floor or forward, got $mix" >&2; exit 2 ;;
+  all|unknown|invite|malformed|spoofed|floor|forward) ;;
+  *) echo "flood.sh: FLOOD_MIX: expected all, unknown, invite, malformed, spoofed, floor or forward, got $mix" >&2; exit 2 ;;
 esac
 need_root flood.sh
 build_bench tests/bench/flood_bench tests/bench/io_bench
@@ -119,7 +122,7 @@ sed -n 's/^sbcd_cpu: /io: /p' "$logs/io.log"
 
 # The forward yardstick runs right before and right after the mix: its cost is compared with
 # the mix's, and the two tell whether this shared machine changed speed meanwhile.
-runs=(floor unknown invite malformed forward all forward.after)
+runs=(floor unknown invite malformed spoofed forward all forward.after)
 [ "$mix" != all ] && runs=("$mix")
 ok=0
 failed=0

@@ -2,10 +2,11 @@
 // flood, and what the flood costs it. The production worker loop (run_loop(production)) runs
 // on its own lcore over a net_ring port whose rings the main lcore owns; the main lcore is the
 // generator of flood_gen.h (trusted caller, callee, the flood: unknown sources, INVITEs from an
-// allowed untrusted source, malformed SIP). The worker's tables are built from a config text
-// by the control core's own code (parse_config, build_snapshot, build_proxy_tables): two
-// trunks, "carrier" (198.18.0.2/32, port 5060, `trusted = true`) and "customers"
-// (198.18.0.3/32, port 5062, untrusted), one region with the callee 198.18.0.11; [flood] at its
+// allowed untrusted source, malformed SIP; on its own, INVITEs from forged sources the
+// untrusted trunk allows). The worker's tables are built from a config text by the control
+// core's own code (parse_config, build_snapshot, build_proxy_tables): two trunks, "carrier"
+// (198.18.0.2/32, port 5060, `trusted = true`) and "customers" (198.18.0.3/32 and the forged
+// sources' 198.18.128.0/17, port 5062, untrusted), one region with the callee 198.18.0.11; [flood] at its
 // defaults. `--config-extra FILE` appends TOML (a `[flood]` section, say) to that text. The
 // control core's part (deny list, publication) is flood_control.h's stand-in.
 //
@@ -36,7 +37,7 @@
 // freed by the main lcore (net_ring's TX ring hands them over), not by the worker as a NIC's TX
 // completion would: forwarding is spared the free a drop pays, so the comparison favours it.
 //
-//   flood_bench [--seconds N] [--baseline N] [--legit-cps N] [--mix all|unknown|invite|malformed|floor|forward]
+//   flood_bench [--seconds N] [--baseline N] [--legit-cps N] [--mix all|unknown|invite|malformed|spoofed|floor|forward]
 //               [--backlog N] [--flood-max N] [--unknown-sources N] [--call-timeout S]
 //               [--config-extra FILE] [--timeline-ms N] -- EAL args
 // --timeline-ms N: every N ms of the flood phase, one `timeline:` line (overload state and what
@@ -95,7 +96,7 @@ std::string config_text(const std::string& extra)
         "[[interface]]\nname = \"access\"\ndevice = \"net_ring_flood\"\naddress = \"198.18.0.1/24\"\n\n"
         "[[trunk]]\nname = \"carrier\"\ninterface = \"access\"\nport = 5060\nallow = [\"198.18.0.2/32\"]\n"
         "trusted = true\n";
-    t += "\n[[trunk]]\nname = \"customers\"\ninterface = \"access\"\nport = 5062\nallow = [\"198.18.0.3/32\"]\n\n"
+    t += "\n[[trunk]]\nname = \"customers\"\ninterface = \"access\"\nport = 5062\nallow = [\"198.18.0.3/32\", \"198.18.128.0/17\"]\n\n"
          "[[region]]\nname = \"r1\"\ntrunk = \"carrier\"\npeers = [ { address = \"198.18.0.11:5060\" } ]\n\n"
          "[[peer_group]]\nname = \"g1\"\nregions = [\"r1\"]\n\n"
          "[[route]]\nname = \"default\"\npeer_group = \"g1\"\n\n";
@@ -198,16 +199,16 @@ int main(int argc, char** argv)
         else if (a == "--timeline-ms" && v) timeline_ms = std::atof(argv[++i]);
         else {
             std::fprintf(stderr, "usage: flood_bench [--seconds N] [--baseline N] [--legit-cps N] "
-                                 "[--mix all|unknown|invite|malformed|floor|forward] [--backlog N] [--flood-max N] "
+                                 "[--mix all|unknown|invite|malformed|spoofed|floor|forward] [--backlog N] [--flood-max N] "
                                  "[--unknown-sources N] [--call-timeout S] [--config-extra FILE] [--timeline-ms N] -- EAL args\n");
             return 2;
         }
     }
     fl::generator_options go;
     if (mix != "all") {
-        go.kinds = {mix == "unknown", mix == "invite", mix == "malformed", mix == "floor", mix == "forward"};
+        go.kinds = {mix == "unknown", mix == "invite", mix == "malformed", mix == "floor", mix == "forward", mix == "spoofed"};
         if (std::find(go.kinds.begin(), go.kinds.end(), true) == go.kinds.end()) {
-            std::fprintf(stderr, "flood_bench: --mix: expected all, unknown, invite, malformed, floor or forward, got %s\n",
+            std::fprintf(stderr, "flood_bench: --mix: expected all, unknown, invite, malformed, spoofed, floor or forward, got %s\n",
                          mix.c_str());
             return 2;
         }
@@ -277,14 +278,16 @@ int main(int argc, char** argv)
         const dp::mac_addr mac{0x02, 0, 0, 0, 0, static_cast<uint8_t>(host & 0xff)};
         rt->shared->neighbours.insert(sbc::ip_address::v4(host), mac, 1);
     }
-    std::printf("config: carrier 198.18.0.2/32:5060 trusted, customers 198.18.0.3/32:5062 untrusted, peer "
+    std::printf("config: carrier 198.18.0.2/32:5060 trusted, customers 198.18.0.3/32,198.18.128.0/17:5062 untrusted, peer "
                 "198.18.0.11; transactions_per_worker=%u%s%s\n",
                 cfg.limits.transactions_per_worker, extra.empty() ? "" : "; extra: ", extra_file.c_str());
     const sbc::dataplane::flood_limits& lim = cfg.flood;
-    std::printf("config: [flood] enabled=%s trusted_rate=%u/%u untrusted_rate=%u/%u unknown_rate=%u/%u "
-                "deny_after_malformed=%u deny_s=%u (rate/burst per source and worker; 0: no limit)\n",
+    std::printf("config: [flood] enabled=%s trusted_rate=%u/%u untrusted_rate=%u/%u untrusted_trunk_rate=%u/%u "
+                "unknown_rate=%u/%u deny_after_malformed=%u deny_s=%u (rate/burst per source and worker, the trunk's "
+                "and unknown's per worker; 0: no limit)\n",
                 cfg.flood.enabled ? "true" : "false", lim.trusted_rate, lim.trusted_burst, lim.untrusted_rate,
-                lim.untrusted_burst, lim.unknown_rate, lim.unknown_burst, lim.deny_after_malformed, cfg.flood.deny_s);
+                lim.untrusted_burst, lim.untrusted_trunk_rate, lim.untrusted_trunk_burst, lim.unknown_rate,
+                lim.unknown_burst, lim.deny_after_malformed, cfg.flood.deny_s);
     std::printf("run: mix=%s legit_cps=%lu baseline_s=%.1f flood_s=%.1f backlog=%u unknown_sources=%u call_timeout_s=%.1f\n",
                 mix.c_str(), static_cast<unsigned long>(legit_cps), baseline, seconds, backlog, unknown_sources, call_timeout);
 

@@ -115,6 +115,13 @@ void generator::build_templates()
                    "Call-ID: 00000000@flood.bench\r\nCSeq: 1 INVITE\r\nContact: <sip:mallory@198.18.0.3:5060>\r\n"
                    "Content-Length: 0\r\n\r\n",
                    {"branch=z9hG4bK-f00000000", "tag=f00000000", "Call-ID: 00000000"});
+    // (d) the same INVITE from forged sources the untrusted trunk allows (source set per frame).
+    spoofed_ = make(spoofed_base, untrusted_port,
+                    "INVITE sip:bob@198.18.0.1:5062 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.128.0:5060;branch=z9hG4bK-s00000000\r\n"
+                    "Max-Forwards: 70\r\nFrom: <sip:mallory@198.18.128.0>;tag=s00000000\r\nTo: <sip:bob@198.18.0.1>\r\n"
+                    "Call-ID: 00000000@spoofed.bench\r\nCSeq: 1 INVITE\r\nContact: <sip:mallory@198.18.128.0:5060>\r\n"
+                    "Content-Length: 0\r\n\r\n",
+                    {"branch=z9hG4bK-s00000000", "tag=s00000000", "Call-ID: 00000000"});
     // The floor: a 64-byte frame (60 without the CRC) of the local experimental EtherType.
     floor_.bytes.assign(60, 0);
     std::memcpy(floor_.bytes.data(), o_.sbc_mac, 6);
@@ -325,15 +332,17 @@ void generator::offer_flood()
         const uint64_t seq = flood_seq_++;
         const tmpl& t = k == kind::unknown ? unknown_
                         : k == kind::invite ? invite_
+                        : k == kind::spoofed ? spoofed_
                         : k == kind::floor || k == kind::forward ? floor_
                                                                  : malformed_[seq % malformed_.size()];
         rte_mbuf* m = pkts[i];
         auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(t.bytes.size())));
         std::memcpy(p, t.bytes.data(), t.bytes.size());
         for (uint8_t j = 0; j < t.patches; ++j) put_hex(reinterpret_cast<char*>(p + t.patch[j]), static_cast<uint32_t>(seq));
-        if (k == kind::unknown) {
+        if (k == kind::unknown || k == kind::spoofed) {
             auto* ip = reinterpret_cast<rte_ipv4_hdr*>(p + 14);
-            ip->src_addr = rte_cpu_to_be_32(unknown_base + static_cast<uint32_t>(seq % o_.unknown_sources));
+            ip->src_addr = rte_cpu_to_be_32(k == kind::unknown ? unknown_base + static_cast<uint32_t>(seq % o_.unknown_sources)
+                                                               : spoofed_base + static_cast<uint32_t>(seq % spoofed_sources));
             ip->hdr_checksum = 0;
             ip->hdr_checksum = rte_ipv4_cksum(ip);
         }

@@ -7,8 +7,11 @@
 //   - the flood, three kinds: (a) `unknown`: SIP OPTIONS to 5060 from sources no trunk allows,
 //     rotating over 198.19.0.0/16; (b) `invite`: INVITEs with unique Call-IDs from the allowed
 //     but untrusted source 198.18.0.3 (trunk "customers", port 5062), never ACKed (a scanner);
-//     (c) `malformed`: four kinds of broken SIP from 198.18.0.3 to 5062; and, on its own, the
-//     `floor` and `forward` yardsticks (below);
+//     (c) `malformed`: four kinds of broken SIP from 198.18.0.3 to 5062; on its own, (d)
+//     `spoofed`: INVITEs to 5062 from 32,768 sources the untrusted trunk allows
+//     (198.18.128.0/17), each a new source to the per-source buckets, as a flood with forged
+//     sources against an open trunk; and, on its own, the `floor` and `forward` yardsticks
+//     (below);
 //   - the control core's event ring: each event handed to `on_event` (flood_control.h).
 // Frames carry a zero UDP checksum (what a NIC's RX offload saves the worker). Flood frames are
 // offered only while the worker's RX ring holds fewer than `backlog` frames, so the flood keeps
@@ -34,6 +37,8 @@ constexpr uint32_t caller_ip = ip4(198, 18, 0, 2);     ///< trusted trunk source
 constexpr uint32_t untrusted_ip = ip4(198, 18, 0, 3);  ///< allowed, untrusted trunk source
 constexpr uint32_t callee_ip = ip4(198, 18, 0, 11);    ///< the only peer
 constexpr uint32_t unknown_base = ip4(198, 19, 0, 0);  ///< unknown sources: 198.19.0.0/16
+constexpr uint32_t spoofed_base = ip4(198, 18, 128, 0);  ///< untrusted trunk's forged sources: 198.18.128.0/17
+constexpr uint32_t spoofed_sources = 32768;
 constexpr uint16_t trusted_port = 5060;
 constexpr uint16_t untrusted_port = 5062;
 
@@ -44,9 +49,9 @@ constexpr uint16_t untrusted_port = 5062;
 /// benchmark's macswap stage instead, sent back out of the port (what forwarding a fresh frame
 /// costs the worker). Frames that come back with another EtherType than IPv4 are counted in
 /// `returned()` and freed.
-enum class kind : uint8_t { unknown, invite, malformed, floor, forward };
-constexpr std::size_t kind_count = 5;
-constexpr std::array<std::string_view, kind_count> kind_names = {"unknown", "invite", "malformed", "floor", "forward"};
+enum class kind : uint8_t { unknown, invite, malformed, floor, forward, spoofed };
+constexpr std::size_t kind_count = 6;
+constexpr std::array<std::string_view, kind_count> kind_names = {"unknown", "invite", "malformed", "floor", "forward", "spoofed"};
 
 /// One legitimate call's progress.
 enum class call_state : uint8_t { unused, inviting, established, ok, failed };
@@ -58,7 +63,7 @@ struct generator_options {
     rte_ring* events = nullptr;       ///< the control core's event ring: drained and dropped
     uint8_t sbc_mac[6]{};
     uint64_t hz = 0;
-    std::array<bool, kind_count> kinds{true, true, true, false, false};  ///< flood kinds offered, in turn
+    std::array<bool, kind_count> kinds{true, true, true, false, false, false};  ///< flood kinds offered, in turn
     unsigned backlog = 2048;         ///< flood only while the RX ring holds fewer frames
     uint32_t unknown_sources = 65536;
     uint64_t call_timeout_tsc = 0;   ///< a call not done this long after its INVITE failed
@@ -135,6 +140,7 @@ private:
     uint64_t flood_seq_ = 0;
     tmpl unknown_;
     tmpl invite_;
+    tmpl spoofed_;
     tmpl floor_;
     std::vector<tmpl> malformed_;
 };

@@ -29,22 +29,30 @@ constexpr uint16_t sip_port = 5060;
 constexpr mac caller_mac{0x02, 0, 0, 0, 0, 0x02};
 constexpr mac gateway_mac{0x02, 0, 0, 0, 0, 0xfe};
 
+constexpr uint16_t carrier_port = 5062;  ///< a second trunk, trusted, for 198.18.0.2 only
+
 std::shared_ptr<const sip::proxy_tables> tables(bool trusted_trunk)
 {
     auto t = std::make_shared<sip::proxy_tables>();
     sip::trunk tr = access_trunk();
     tr.trusted = trusted_trunk;
     t->trunks.push_back(tr);
+    sip::trunk carrier = access_trunk();
+    carrier.name = "carrier";
+    carrier.port = carrier_port;
+    carrier.trusted = true;
+    carrier.allow = {ip_prefix{ip_address::v4(caller_ip), 32}};
+    t->trunks.push_back(carrier);
     t->index_peers();
     return t;
 }
 
-bytes sip_frame(const harness& h, const mac& l2src, uint32_t src, std::string_view text)
+bytes sip_frame(const harness& h, const mac& l2src, uint32_t src, std::string_view text, uint16_t dport = sip_port)
 {
     const bytes payload(text.begin(), text.end());
     return ethernet({h.our_mac(), l2src, 0}, ethertype_ipv4,
                     ipv4_packet({src, our_ip, proto_udp, 64, 0, 0x99, ip_flag_df},
-                                udp_datagram(src, our_ip, sip_port, sip_port, payload)));
+                                udp_datagram(src, our_ip, sip_port, dport, payload)));
 }
 
 /// OPTIONS to the SBC itself: answered 200 by the proxy when it gets through.
@@ -216,6 +224,48 @@ TEST_F(flood, an_untrusted_source_sending_malformed_messages_is_reported)
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0].ip, ip_address::v4(caller_ip));
     EXPECT_EQ(r[0].code, static_cast<uint16_t>(dp::deny_reason::malformed));
+}
+
+TEST_F(flood, forged_sources_of_an_untrusted_trunk_share_its_bucket_and_churn_no_table)
+{
+    // Each forged source is new, with a full bucket of its own: only the trunk's shared bucket
+    // (untrusted_trunk_rate) stops them.
+    dp::flood_limits l = tight();
+    l.untrusted_trunk_rate = 1;
+    l.untrusted_trunk_burst = 5;
+    start(false, l);
+    auto forged = [](int i) { return ipv4(198, 18, 0, static_cast<uint8_t>(100 + i)); };
+    for (int i = 0; i < 30; ++i) h_->runtime().shared->neighbours.insert(ip_address::v4(forged(i)), caller_mac, 0);
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(h_->receive(sip_frame(*h_, caller_mac, forged(i), options(forged(i), i))));
+    h_->poll();
+    EXPECT_EQ(drops(dp::drop_reason::flood_rate_untrusted_trunk), 15u);
+    EXPECT_EQ(drops(dp::drop_reason::flood_rate_untrusted), 0u) << "each source is within its own rate";
+    EXPECT_EQ(sip_stage(), 5u) << "the trunk's burst is parsed, the rest is not";
+    EXPECT_EQ(stat(sip::proxy_counter::options_answered), 5u);
+    EXPECT_EQ(h_->take_sent().size(), 5u) << "what is dropped gets no answer";
+    EXPECT_TRUE(reports().empty()) << "no forged source is reported: none is over its own rate";
+    EXPECT_NE(h_->worker().guard->table.find(ip_address::v4(forged(4))), nullptr);
+    EXPECT_EQ(h_->worker().guard->table.find(ip_address::v4(forged(5))), nullptr)
+        << "a source dropped for its trunk takes no entry in the source table";
+
+    // The trunk's bucket is dry: the next forged sources end in the first stage, same reason.
+    const uint64_t ipv4_before = ipv4_stage();
+    for (int i = 20; i < 30; ++i) ASSERT_TRUE(h_->receive(sip_frame(*h_, caller_mac, forged(i), options(forged(i), i))));
+    h_->poll();
+    EXPECT_EQ(drops(dp::drop_reason::flood_rate_untrusted_trunk), 25u);
+    EXPECT_EQ(ipv4_stage(), ipv4_before) << "dropped in the first stage";
+    EXPECT_EQ(sip_stage(), 5u);
+
+    // The carrier's source on its trusted trunk is not in that bucket; on the untrusted trunk
+    // it is (trust is the trunk's).
+    send(caller_mac, caller_ip, 1, 100);
+    EXPECT_EQ(drops(dp::drop_reason::flood_rate_untrusted_trunk), 26u);
+    ASSERT_TRUE(h_->receive(sip_frame(*h_, caller_mac, caller_ip, options(caller_ip, 200), carrier_port)));
+    ASSERT_TRUE(h_->receive(sip_frame(*h_, caller_mac, caller_ip, options(caller_ip, 201), carrier_port)));
+    h_->poll();
+    EXPECT_EQ(drops(dp::drop_reason::flood_rate_untrusted_trunk), 26u);
+    EXPECT_EQ(stat(sip::proxy_counter::options_answered), 7u) << "the trusted trunk's messages are served";
+    EXPECT_EQ(h_->mbufs_in_use(), 0u);
 }
 
 TEST_F(flood, without_a_published_policy_nothing_is_screened)

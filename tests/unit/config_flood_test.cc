@@ -22,6 +22,8 @@ TEST(config_flood, absent_section_means_generous_defaults_and_untrusted_trunks)
     EXPECT_EQ(f.trusted_rate, 100000u);
     EXPECT_EQ(f.untrusted_rate, 2000u);
     EXPECT_EQ(f.untrusted_burst, 2000u);
+    EXPECT_EQ(f.untrusted_trunk_rate, 10000u);
+    EXPECT_EQ(f.untrusted_trunk_burst, 10000u);
     EXPECT_EQ(f.unknown_rate, 50u);
     EXPECT_EQ(f.deny_after_malformed, 10u);
     EXPECT_EQ(f.malformed_window_ms, 10000u);
@@ -34,7 +36,7 @@ TEST(config_flood, reads_every_key_and_the_trunks_trusted_mark)
     std::string text = base;
     text.insert(text.find("allow"), "trusted = true\n");
     text += "[flood]\nenabled = true\ntrusted_rate = 0\ntrusted_burst = 7\nuntrusted_rate = 20\nuntrusted_burst = 40\n"
-            "unknown_rate = 5\nunknown_burst = 9\ndeny_after_malformed = 3\nmalformed_window_s = 60\ndeny_s = 900\n";
+            "untrusted_trunk_rate = 300\nuntrusted_trunk_burst = 500\nunknown_rate = 5\nunknown_burst = 9\ndeny_after_malformed = 3\nmalformed_window_s = 60\ndeny_s = 900\n";
     auto r = parse_config(text, "f.toml");
     ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
     const auto& f = r.cfg->flood;
@@ -42,6 +44,8 @@ TEST(config_flood, reads_every_key_and_the_trunks_trusted_mark)
     EXPECT_EQ(f.trusted_burst, 7u);
     EXPECT_EQ(f.untrusted_rate, 20u);
     EXPECT_EQ(f.untrusted_burst, 40u);
+    EXPECT_EQ(f.untrusted_trunk_rate, 300u);
+    EXPECT_EQ(f.untrusted_trunk_burst, 500u);
     EXPECT_EQ(f.unknown_rate, 5u);
     EXPECT_EQ(f.unknown_burst, 9u);
     EXPECT_EQ(f.deny_after_malformed, 3u);
@@ -71,6 +75,8 @@ TEST(config_flood, refuses_bad_values_with_file_line_and_key)
         {"[flood]\nuntrusted_burst = 0\n", 11, "flood.untrusted_burst", "1..1000000"},
         {"[flood]\ntrusted_burst = 2000000\n", 11, "flood.trusted_burst", "1..1000000"},
         {"[flood]\nuntrusted_rate = -1\n", 11, "flood.untrusted_rate", "0..10000000"},
+        {"[flood]\nuntrusted_trunk_rate = 20000000\n", 11, "flood.untrusted_trunk_rate", "0..10000000"},
+        {"[flood]\nuntrusted_trunk_burst = 0\n", 11, "flood.untrusted_trunk_burst", "1..1000000"},
         {"[flood]\nunknown_rate = \"many\"\n", 11, "flood.unknown_rate", "got a string"},
         {"[flood]\nmalformed_window_s = 0\n", 11, "flood.malformed_window_s", "1..3600"},
         {"[flood]\ndeny_s = 0\n", 11, "flood.deny_s", "1..604800"},
