@@ -37,8 +37,9 @@ struct production {
     uint32_t poll(worker& w, const snapshot& s, uint64_t now_tsc) noexcept { return poll_worker(w, s, now_tsc); }
 };
 
-/// Splits a received burst by EtherType after stripping Ethernet/802.1Q; sets m->l2_len and
-/// m->vlan_tci. Drops what no interface takes, and a flood's SIP datagrams that early_screen
+/// Splits a received burst by EtherType after stripping Ethernet/802.1Q; sets m->l2_len,
+/// m->vlan_tci and m->port on the frames it keeps (a drop writes nothing into its mbuf). Drops
+/// what no interface takes, and a flood's SIP datagrams that early_screen
 /// (source_screen.h) decides on (free_dropped). n is at most burst_size.
 void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n,
               sub_burst& arp, sub_burst& ipv4) noexcept;

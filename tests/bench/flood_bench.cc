@@ -36,8 +36,12 @@
 // fresh frame costs, to set against what dropping a flood frame costs. The forward frames are
 // freed by the main lcore (net_ring's TX ring hands them over), not by the worker as a NIC's TX
 // completion would: forwarding is spared the free a drop pays, so the comparison favours it.
+// `--mix forward_nic` is that forwarding as a NIC has the worker do it (forward_nic_stage): the
+// main lcore hands each forwarded frame back on a ring and the worker frees it, and the loop
+// also does the production loop's poll work, as the floor and the flood runs do. Printed as
+// `forward_nic: fresh_ns_per_pkt=N`.
 //
-//   flood_bench [--seconds N] [--baseline N] [--legit-cps N] [--mix all|unknown|invite|malformed|spoofed|floor|forward]
+//   flood_bench [--seconds N] [--baseline N] [--legit-cps N] [--mix all|unknown|invite|malformed|spoofed|floor|forward|forward_nic]
 //               [--backlog N] [--flood-max N] [--unknown-sources N] [--call-timeout S]
 //               [--config-extra FILE] [--timeline-ms N] -- EAL args
 // --timeline-ms N: every N ms of the flood phase, one `timeline:` line (overload state and what
@@ -87,6 +91,26 @@ namespace fl = sbc::bench::flood;
 pthread_t worker_thread;
 std::atomic<pid_t> worker_tid{0};
 std::atomic<bool> worker_started{false};
+/// forward_nic: the frames the worker forwarded, handed back by the generator (SP/SC).
+rte_ring* completions = nullptr;
+
+/// The forward yardstick as a NIC has the worker do it (`--mix forward_nic`): the io
+/// benchmark's macswap stage, and in each iteration what net_ring leaves to the other core or
+/// skips: the free of what was sent (a NIC's TX completion; free_dropped, the put a fast-free
+/// NIC makes, and the drop path's own) and the production loop's poll work (poll_worker).
+struct forward_nic_stage {
+    void burst(dp::worker& w, const dp::snapshot& s, uint16_t port, rte_mbuf** p, uint16_t n) const noexcept
+    {
+        sbc::bench::macswap_stage{}.burst(w, s, port, p, n);
+    }
+    uint32_t poll(dp::worker& w, const dp::snapshot& s, uint64_t now_tsc) const noexcept
+    {
+        std::array<rte_mbuf*, dp::burst_size> done;
+        const unsigned n = rte_ring_sc_dequeue_burst(completions, reinterpret_cast<void**>(done.data()), done.size(), nullptr);
+        if (n != 0) dp::free_dropped(done.data(), n);
+        return n + dp::poll_worker(w, s, now_tsc);
+    }
+};
 
 /// The bench's sbcd config, `extra` appended.
 std::string config_text(const std::string& extra)
@@ -199,21 +223,23 @@ int main(int argc, char** argv)
         else if (a == "--timeline-ms" && v) timeline_ms = std::atof(argv[++i]);
         else {
             std::fprintf(stderr, "usage: flood_bench [--seconds N] [--baseline N] [--legit-cps N] "
-                                 "[--mix all|unknown|invite|malformed|spoofed|floor|forward] [--backlog N] [--flood-max N] "
+                                 "[--mix all|unknown|invite|malformed|spoofed|floor|forward|forward_nic] [--backlog N] [--flood-max N] "
                                  "[--unknown-sources N] [--call-timeout S] [--config-extra FILE] [--timeline-ms N] -- EAL args\n");
             return 2;
         }
     }
     fl::generator_options go;
     if (mix != "all") {
-        go.kinds = {mix == "unknown", mix == "invite", mix == "malformed", mix == "floor", mix == "forward", mix == "spoofed"};
+        go.kinds = {mix == "unknown", mix == "invite",  mix == "malformed",  mix == "floor",
+                    mix == "forward", mix == "spoofed", mix == "forward_nic"};
         if (std::find(go.kinds.begin(), go.kinds.end(), true) == go.kinds.end()) {
-            std::fprintf(stderr, "flood_bench: --mix: expected all, unknown, invite, malformed, spoofed, floor or forward, got %s\n",
+            std::fprintf(stderr, "flood_bench: --mix: expected all, unknown, invite, malformed, spoofed, floor, forward or forward_nic, got %s\n",
                          mix.c_str());
             return 2;
         }
     }
-    const bool forward = mix == "forward";
+    const bool forward_nic = mix == "forward_nic";
+    const bool forward = mix == "forward" || forward_nic;
     if (forward) legit_cps = 0;  // the macswap stage would send the calls' messages back
     backlog = std::clamp(backlog, 32u, 16384u);
     unknown_sources = std::clamp(unknown_sources, 1u, 65536u);
@@ -295,6 +321,15 @@ int main(int argc, char** argv)
     go.to_worker = rx;
     go.from_worker = tx;
     go.events = rt->events;
+    if (forward_nic) {
+        // As large as the port's rings: every frame in flight fits, none is freed elsewhere.
+        completions = rte_ring_create("flood_done", 65536, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        if (completions == nullptr) {
+            std::fprintf(stderr, "flood_bench: completion ring: %s\n", rte_strerror(rte_errno));
+            return 1;
+        }
+        go.completions = completions;
+    }
     std::memcpy(go.sbc_mac, rt->ports[0].mac.addr_bytes, 6);
     go.hz = hz;
     go.backlog = backlog;
@@ -319,7 +354,9 @@ int main(int argc, char** argv)
             },
             &w, w.lcore);
     };
-    if ((forward ? launch(sbc::bench::macswap_stage{}) : launch(dp::production{})) != 0) {
+    if ((forward_nic ? launch(forward_nic_stage{})
+         : forward   ? launch(sbc::bench::macswap_stage{})
+                     : launch(dp::production{})) != 0) {
         std::fprintf(stderr, "flood_bench: cannot launch the worker on lcore %u\n", w.lcore);
         return 1;
     }
@@ -453,7 +490,7 @@ int main(int argc, char** argv)
                 flood.cpu_s, flood.busy * 100, flood.busy_cpu_s, legit_share, flood_cpu, flood_mpps, drop_ns,
                 flood.busy < 0.9 ? " (worker below 90% busy: the generator, not the worker, limited the flood)" : "");
     if (forward)
-        std::printf("forward: fresh_ns_per_pkt=%.1f offered=%lu worker_tx=%lu returned=%lu busy=%.1f%%\n", drop_ns,
+        std::printf("%s: fresh_ns_per_pkt=%.1f offered=%lu worker_tx=%lu returned=%lu busy=%.1f%%\n", mix.c_str(), drop_ns,
                     static_cast<unsigned long>(pkts), static_cast<unsigned long>(flood.d.tx_packets),
                     static_cast<unsigned long>(g.returned()), flood.busy * 100);
     std::printf("flood: legit_ok=%lu legit_failed=%lu flood_mpps=%.3f drop_ns_per_pkt=%.1f\n",

@@ -333,7 +333,7 @@ void generator::offer_flood()
         const tmpl& t = k == kind::unknown ? unknown_
                         : k == kind::invite ? invite_
                         : k == kind::spoofed ? spoofed_
-                        : k == kind::floor || k == kind::forward ? floor_
+                        : k == kind::floor || k == kind::forward || k == kind::forward_nic ? floor_
                                                                  : malformed_[seq % malformed_.size()];
         rte_mbuf* m = pkts[i];
         auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(t.bytes.size())));
@@ -368,7 +368,10 @@ void generator::round(uint64_t now, uint64_t legit_due, bool flood)
             else
                 forwarded[nf++] = pkts[i];
         }
-        if (nf != 0) rte_pktmbuf_free_bulk(forwarded.data(), nf);
+        unsigned handed = 0;
+        if (nf != 0 && o_.completions != nullptr)
+            handed = rte_ring_sp_enqueue_burst(o_.completions, reinterpret_cast<void**>(forwarded.data()), nf, nullptr);
+        if (nf != handed) rte_pktmbuf_free_bulk(forwarded.data() + handed, nf - handed);
         returned_ += nf;
         if (n < 64) break;
     }

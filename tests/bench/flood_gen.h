@@ -47,11 +47,14 @@ constexpr uint16_t untrusted_port = 5062;
 /// the production stages, dropped by the first stage (the cost of taking a fresh frame from
 /// another core and freeing it, which every flood packet pays too); `forward`, with the io
 /// benchmark's macswap stage instead, sent back out of the port (what forwarding a fresh frame
-/// costs the worker). Frames that come back with another EtherType than IPv4 are counted in
-/// `returned()` and freed.
-enum class kind : uint8_t { unknown, invite, malformed, floor, forward, spoofed };
-constexpr std::size_t kind_count = 6;
-constexpr std::array<std::string_view, kind_count> kind_names = {"unknown", "invite", "malformed", "floor", "forward", "spoofed"};
+/// costs the worker); `forward_nic`, the same forwarding as a NIC would have the worker do it,
+/// with the free of what it sent (TX completion) and the production loop's poll work
+/// (flood_bench.cc). Frames that come back with another EtherType than IPv4 are counted in
+/// `returned()` and freed, or, with `completions` set, handed back to the worker to free.
+enum class kind : uint8_t { unknown, invite, malformed, floor, forward, spoofed, forward_nic };
+constexpr std::size_t kind_count = 7;
+constexpr std::array<std::string_view, kind_count> kind_names = {"unknown", "invite",  "malformed",  "floor",
+                                                                 "forward", "spoofed", "forward_nic"};
 
 /// One legitimate call's progress.
 enum class call_state : uint8_t { unused, inviting, established, ok, failed };
@@ -63,7 +66,10 @@ struct generator_options {
     rte_ring* events = nullptr;       ///< the control core's event ring: drained and dropped
     uint8_t sbc_mac[6]{};
     uint64_t hz = 0;
-    std::array<bool, kind_count> kinds{true, true, true, false, false, false};  ///< flood kinds offered, in turn
+    std::array<bool, kind_count> kinds{true, true, true, false, false, false, false};  ///< flood kinds offered, in turn
+    /// Where frames the worker forwarded go back to it, to be freed on its core as a NIC's TX
+    /// completion frees them (null: the generator frees them).
+    rte_ring* completions = nullptr;
     unsigned backlog = 2048;         ///< flood only while the RX ring holds fewer frames
     uint32_t unknown_sources = 65536;
     uint64_t call_timeout_tsc = 0;   ///< a call not done this long after its INVITE failed
