@@ -162,13 +162,26 @@ early_screen::verdict early_screen::check(const rte_mbuf* m, uint16_t l2) noexce
     const auto* udp = reinterpret_cast<const rte_udp_hdr*>(ip + 1);
     const uint16_t dport = rte_be_to_cpu_16(udp->dst_port);
     if (flows_ != nullptr && flows_->in_range(dport)) return keep;  // media: the UDP stage's order
+    // A denied source floods: the burst's last denied source, address and port are dropped
+    // again without a lookup (nothing the decision depends on changes within a burst).
+    if (last_denied_.set && last_denied_.src == ip->src_addr && last_denied_.dst == ip->dst_addr &&
+        last_denied_.port == udp->dst_port)
+        return verdict::denied;
     // Most datagrams, a carrier's own among them, are from a source not denied while the
     // unknown sources' bucket still has tokens: nothing to drop here, so no trunk lookup (the
     // UDP stage makes it once).
     const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
     const bool denied = policy_->is_denied(src);
     if (!denied && !unknown_dry() && !trunk_flood()) return keep;
-    const int trunk = tables_->find_trunk(ip_address::v4(rte_be_to_cpu_32(ip->dst_addr)), dport);
+    const verdict v = decide(src, ip_address::v4(rte_be_to_cpu_32(ip->dst_addr)), dport, denied);
+    if (v == verdict::denied) last_denied_ = {ip->src_addr, ip->dst_addr, udp->dst_port, true};
+    return v;
+}
+
+early_screen::verdict early_screen::decide(const ip_address& src, const ip_address& dst, uint16_t dport, bool denied) noexcept
+{
+    constexpr verdict keep = verdict::keep;
+    const int trunk = tables_->find_trunk(dst, dport);
     if (trunk < 0) return keep;
     const trust tr = classify(*tables_, static_cast<uint16_t>(trunk), src);
     if (denied && tr != trust::trusted) return verdict::denied;

@@ -38,6 +38,8 @@ public:
     verdict check(const rte_mbuf* m, uint16_t l2) noexcept;
 
 private:
+    /// check()'s decision once a frame needs one: its trunk, its source's trust, the buckets.
+    verdict decide(const ip_address& src, const ip_address& dst, uint16_t dport, bool denied) noexcept;
     bool unknown_dry() noexcept;  ///< the shared bucket would refuse now (looked at once a burst)
     /// A trunk's untrusted bucket refused within the last trunk_flood_ms (looked at once a burst).
     bool trunk_flood() noexcept;
@@ -52,6 +54,12 @@ private:
     int8_t trunk_flood_ = -1;  ///< likewise
     bool now_known_ = false;
     uint32_t now_ = 0;
+    /// The burst's last denied source, with the address and port it sent to, as on the wire.
+    struct {
+        uint32_t src = 0, dst = 0;
+        uint16_t port = 0;
+        bool set = false;
+    } last_denied_;
 };
 
 /// Worker only: asks the control core to deny `src` for `why` (an event; a full ring is counted
