@@ -59,7 +59,16 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
             ++unknown_vlan;
             continue;
         }
-        sub_burst* next = nullptr;
+        // Only a kept frame is written: l2_len lies in the mbuf's second cache line, which the
+        // producer's core wrote last (rte_pktmbuf_reset); a drop never pulls it in. The whole
+        // tx_offload word is stored (what RX leaves there means nothing): a store, not a
+        // read-modify-write of a bitfield, so the worker does not wait for the line to arrive.
+        const auto keep = [&](sub_burst& next) {
+            m->tx_offload = rte_mbuf_tx_offload(l2, 0, 0, 0, 0, 0, 0);
+            m->vlan_tci = vlan;
+            m->port = port;  // the stages reply on m->port; not every PMD sets it (net_ring does not)
+            next.push(m, ifc);
+        };
         if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
             if (screen.active()) {
                 const early_screen::verdict v = screen.check(m, l2);
@@ -71,20 +80,13 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
                     continue;
                 }
             }
-            next = &ipv4;
+            keep(ipv4);
         } else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
-            next = &arp;
+            keep(arp);
         } else {
             dropped[n_dropped++] = m;
             ++unsupported;
-            continue;
         }
-        // Only a kept frame is written: l2_len lies in the mbuf's second cache line, which the
-        // producer's core wrote last (rte_pktmbuf_reset); a drop never pulls it in.
-        m->l2_len = l2;
-        m->vlan_tci = vlan;
-        m->port = port;  // the stages reply on m->port; not every PMD sets it (net_ring does not)
-        next->push(m, ifc);
     }
     if (n_dropped != 0) free_dropped(dropped.data(), n_dropped);
     w.counters.rx_packets.add(n);
