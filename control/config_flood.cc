@@ -15,9 +15,10 @@ void read_flood(loader& l, const toml::table& t, flood_config& f)
     constexpr int64_t max_rate = 10'000'000;
     constexpr int64_t max_burst = 1'000'000;  // a bucket counts thousandths of a token in 32 bits
     r.get_bool("enabled", f.enabled);
-    auto rate = [&](std::string_view k, uint32_t& out) {
+    auto rate = [&](std::string_view k, uint32_t& out,
+                    std::string_view per = "messages per second per source and worker; 0: no limit") {
         unsigned v = out;
-        r.get_uint(k, v, 0, max_rate, "messages per second per source and worker; 0: no limit");
+        r.get_uint(k, v, 0, max_rate, per);
         out = v;
     };
     auto burst = [&](std::string_view k, uint32_t& out) {
@@ -29,18 +30,10 @@ void read_flood(loader& l, const toml::table& t, flood_config& f)
     burst("trusted_burst", f.trusted_burst);
     rate("untrusted_rate", f.untrusted_rate);
     burst("untrusted_burst", f.untrusted_burst);
-    {
-        unsigned v = f.untrusted_trunk_rate;
-        r.get_uint("untrusted_trunk_rate", v, 0, max_rate,
-                   "messages per second from all untrusted sources of one trunk, per worker; 0: no limit");
-        f.untrusted_trunk_rate = v;
-    }
+    rate("untrusted_trunk_rate", f.untrusted_trunk_rate,
+         "messages per second from all untrusted sources of one trunk, per worker; 0: no limit");
     burst("untrusted_trunk_burst", f.untrusted_trunk_burst);
-    {
-        unsigned v = f.unknown_rate;
-        r.get_uint("unknown_rate", v, 0, max_rate, "messages per second from all unknown sources, per worker; 0: no limit");
-        f.unknown_rate = v;
-    }
+    rate("unknown_rate", f.unknown_rate, "messages per second from all unknown sources, per worker; 0: no limit");
     burst("unknown_burst", f.unknown_burst);
     {
         unsigned v = f.deny_after_malformed;

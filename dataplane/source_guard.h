@@ -140,6 +140,26 @@ private:
     }
 };
 
+/// A worker's aggregate bucket: full at its first use (it is made before the clock it counts
+/// in has a value), and never dry before that. One owner.
+struct aggregate_bucket {
+    token_bucket bucket;
+    bool started = false;
+
+    bool take(uint32_t now_ms, uint32_t rate, uint32_t burst) noexcept
+    {
+        if (!started) {
+            bucket.fill(now_ms, burst);
+            started = true;
+        }
+        return bucket.take(now_ms, rate, burst);
+    }
+    [[nodiscard]] bool dry(uint32_t now_ms, uint32_t rate, uint32_t burst) const noexcept
+    {
+        return started && bucket.dry(now_ms, rate, burst);
+    }
+};
+
 /// One source a worker has seen.
 struct source_entry {
     ip_address addr;             ///< ip_family::none: a free slot
@@ -211,12 +231,10 @@ using source_table = basic_source_table<>;
 /// the counters are read by the control core (single_writer, relaxed).
 struct source_guard {
     source_table table;
-    token_bucket unknown;
-    bool unknown_started = false;
+    aggregate_bucket unknown;  ///< every unknown source
     /// Per trunk index: its untrusted sources together. A reload that renumbers trunks hands a
     /// bucket to another trunk: at worst it starts less than full, and refills within a second.
-    std::array<token_bucket, max_trunks> untrusted_trunk{};
-    std::array<bool, max_trunks> untrusted_trunk_started{};
+    std::array<aggregate_bucket, max_trunks> untrusted_trunk{};
     /// When one of those buckets last refused (low 32 bits of the worker's ms clock), so that the
     /// first stage looks for them only during such a flood and for a second after it.
     uint32_t untrusted_trunk_dry_ms = 0;

@@ -38,22 +38,12 @@ source_entry& entry_of(worker& w, const flood_limits& l, const ip_address& src, 
     return e;
 }
 
-/// Trunk `trunk`'s bucket of untrusted sources, full at its first use.
-token_bucket& trunk_bucket(source_guard& g, const flood_limits& l, uint16_t trunk, uint32_t now) noexcept
-{
-    if (!g.untrusted_trunk_started[trunk]) {
-        g.untrusted_trunk[trunk].fill(now, l.untrusted_trunk_burst);
-        g.untrusted_trunk_started[trunk] = true;
-    }
-    return g.untrusted_trunk[trunk];
-}
-
 /// Whether trunk `trunk`'s untrusted sources together are over their rate now (nothing taken);
 /// a refusal is remembered, so that the first stage looks for the next ones (early_screen).
+/// `trunk` indexes the tables' trunks, fewer than max_trunks (the config refuses more).
 bool trunk_dry(source_guard& g, const flood_limits& l, uint16_t trunk, uint32_t now) noexcept
 {
-    if (trunk >= g.untrusted_trunk.size()) return false;
-    const bool dry = trunk_bucket(g, l, trunk, now).dry(now, l.untrusted_trunk_rate, l.untrusted_trunk_burst);
+    const bool dry = g.untrusted_trunk[trunk].dry(now, l.untrusted_trunk_rate, l.untrusted_trunk_burst);
     if (dry) {
         g.untrusted_trunk_dry_ms = now;
         g.untrusted_trunk_dry_seen = true;
@@ -100,10 +90,6 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
             ++denied;
         } else if (tr == trust::unknown) {
             // Only dialog parties' responses may come from here: one small bucket for all of them.
-            if (!g.unknown_started) {
-                g.unknown.fill(now, l.unknown_burst);
-                g.unknown_started = true;
-            }
             pass = g.unknown.take(now, l.unknown_rate, l.unknown_burst);
             if (!pass) ++unknown;
         } else if (tr == trust::untrusted && trunk_dry(g, l, trunks[i], now)) {
@@ -123,7 +109,7 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
                 report_once(w, e, deny_reason::rate, now);
             }
             // Not dry a moment ago, so the trunk's bucket has this token.
-            if (pass && !trusted) trunk_bucket(g, l, trunks[i], now).take(now, l.untrusted_trunk_rate, l.untrusted_trunk_burst);
+            if (pass && !trusted) g.untrusted_trunk[trunks[i]].take(now, l.untrusted_trunk_rate, l.untrusted_trunk_burst);
         }
         if (!pass) {
             dropped[n_dropped++] = m;  // never answered
@@ -205,7 +191,7 @@ bool early_screen::unknown_dry() noexcept
     if (unknown_dry_ < 0) {
         const source_guard& g = *w_.guard;
         const flood_limits& l = policy_->limits;
-        unknown_dry_ = g.unknown_started && g.unknown.dry(now(), l.unknown_rate, l.unknown_burst) ? 1 : 0;
+        unknown_dry_ = g.unknown.dry(now(), l.unknown_rate, l.unknown_burst) ? 1 : 0;
     }
     return unknown_dry_ != 0;
 }

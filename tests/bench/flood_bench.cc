@@ -230,8 +230,7 @@ int main(int argc, char** argv)
     }
     fl::generator_options go;
     if (mix != "all") {
-        go.kinds = {mix == "unknown", mix == "invite",  mix == "malformed",  mix == "floor",
-                    mix == "forward", mix == "spoofed", mix == "forward_nic"};
+        for (std::size_t k = 0; k < fl::kind_count; ++k) go.kinds[k] = mix == fl::kind_names[k];
         if (std::find(go.kinds.begin(), go.kinds.end(), true) == go.kinds.end()) {
             std::fprintf(stderr, "flood_bench: --mix: expected all, unknown, invite, malformed, spoofed, floor, forward or forward_nic, got %s\n",
                          mix.c_str());

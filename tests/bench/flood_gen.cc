@@ -108,20 +108,18 @@ void generator::build_templates()
                     "Call-ID: 1@198.19.0.1\r\nCSeq: 1 OPTIONS\r\nContact: <sip:100@198.19.0.1:5060>\r\n"
                     "Accept: application/sdp\r\nContent-Length: 0\r\n\r\n",
                     {"z9hG4bK-u00000000"});
-    // (b) a new call per frame: branch, From tag and Call-ID unique.
-    invite_ = make(untrusted_ip, untrusted_port,
-                   "INVITE sip:bob@198.18.0.1:5062 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.3:5060;branch=z9hG4bK-f00000000\r\n"
-                   "Max-Forwards: 70\r\nFrom: <sip:mallory@198.18.0.3>;tag=f00000000\r\nTo: <sip:bob@198.18.0.1>\r\n"
-                   "Call-ID: 00000000@flood.bench\r\nCSeq: 1 INVITE\r\nContact: <sip:mallory@198.18.0.3:5060>\r\n"
-                   "Content-Length: 0\r\n\r\n",
-                   {"branch=z9hG4bK-f00000000", "tag=f00000000", "Call-ID: 00000000"});
-    // (d) the same INVITE from forged sources the untrusted trunk allows (source set per frame).
-    spoofed_ = make(spoofed_base, untrusted_port,
-                    "INVITE sip:bob@198.18.0.1:5062 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.128.0:5060;branch=z9hG4bK-s00000000\r\n"
-                    "Max-Forwards: 70\r\nFrom: <sip:mallory@198.18.128.0>;tag=s00000000\r\nTo: <sip:bob@198.18.0.1>\r\n"
-                    "Call-ID: 00000000@spoofed.bench\r\nCSeq: 1 INVITE\r\nContact: <sip:mallory@198.18.128.0:5060>\r\n"
-                    "Content-Length: 0\r\n\r\n",
-                    {"branch=z9hG4bK-s00000000", "tag=s00000000", "Call-ID: 00000000"});
+    // (b) a new call per frame: branch, From tag and Call-ID unique; (d) the same INVITE from
+    // forged sources the untrusted trunk allows (the source is set per frame).
+    const auto flood_invite = [&](uint32_t src, const std::string& host) {
+        return make(src, untrusted_port,
+                    "INVITE sip:bob@198.18.0.1:5062 SIP/2.0\r\nVia: SIP/2.0/UDP " + host +
+                        ":5060;branch=z9hG4bK-f00000000\r\nMax-Forwards: 70\r\nFrom: <sip:mallory@" + host +
+                        ">;tag=f00000000\r\nTo: <sip:bob@198.18.0.1>\r\nCall-ID: 00000000@flood.bench\r\n"
+                        "CSeq: 1 INVITE\r\nContact: <sip:mallory@" + host + ":5060>\r\nContent-Length: 0\r\n\r\n",
+                    {"branch=z9hG4bK-f00000000", "tag=f00000000", "Call-ID: 00000000"});
+    };
+    invite_ = flood_invite(untrusted_ip, "198.18.0.3");
+    spoofed_ = flood_invite(spoofed_base, "198.18.128.0");
     // The floor: a 64-byte frame (60 without the CRC) of the local experimental EtherType.
     floor_.bytes.assign(60, 0);
     std::memcpy(floor_.bytes.data(), o_.sbc_mac, 6);

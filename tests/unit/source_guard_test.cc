@@ -55,6 +55,18 @@ TEST(token_bucket, dry_says_what_take_would_do_and_takes_nothing)
     EXPECT_FALSE(b.dry(100, 0, 2)) << "a zero rate is never dry";
 }
 
+TEST(aggregate_bucket, is_full_at_its_first_use_and_never_dry_before)
+{
+    // The worker's clock may start at 0: a plain token_bucket made then would be empty.
+    aggregate_bucket b;
+    EXPECT_FALSE(b.dry(0, 1, 3)) << "unused: nothing to refuse yet";
+    int ok = 0;
+    for (int i = 0; i < 5; ++i) ok += b.take(0, 1, 3) ? 1 : 0;
+    EXPECT_EQ(ok, 3) << "its whole burst from the first use on";
+    EXPECT_TRUE(b.dry(0, 1, 3));
+    EXPECT_FALSE(b.dry(1000, 1, 3)) << "one token a second";
+}
+
 TEST(token_bucket, a_zero_rate_means_no_limit)
 {
     token_bucket b;
