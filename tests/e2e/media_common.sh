@@ -24,8 +24,11 @@ port_min = $MEDIA_PORT_MIN
 port_max = $MEDIA_PORT_MAX
 inactivity_timeout_s = ${MEDIA_TIMEOUT_S:-60}"
   sip_up
-  ip netns exec "$SIPP_NS_HOSTS" timeout -s INT 120 tcpdump -i "$HOSTS_IF" -U -n -w "$DIR/media.pcap" \
-    "udp and not port 5060 and not port 5071" >"$DIR/tcpdump.out" 2>&1 &
+  # Headers only (-s 128), delivered at once (--immediate-mode) into a 32 MiB ring (-B): on two
+  # cores that sbcd's pollers keep busy, tcpdump's default ring (a few 2 MiB blocks retired on a
+  # timer) can fill while tcpdump waits for a core, and a lost packet reads as sbcd's.
+  ip netns exec "$SIPP_NS_HOSTS" timeout -s INT 120 tcpdump -i "$HOSTS_IF" --immediate-mode -B 32768 -s 128 \
+    -U -n -w "$DIR/media.pcap" "udp and not port 5060 and not port 5071" >"$DIR/tcpdump.out" 2>&1 &
   TCPDUMP_PID=$!
   topo_track "$TCPDUMP_PID"
   local i
@@ -34,12 +37,16 @@ inactivity_timeout_s = ${MEDIA_TIMEOUT_S:-60}"
   fail "tcpdump did not start in the hosts namespace"
 }
 
-# media_capture_stop: ends the capture (SIGINT flushes the file).
+# media_capture_stop: ends the capture (SIGINT flushes the file). Fails if the kernel dropped
+# packets before tcpdump read them: the wire counts would then be short, and not by sbcd's doing.
 media_capture_stop() {
   [ -n "$TCPDUMP_PID" ] || return 0
   kill -INT "$TCPDUMP_PID" 2>/dev/null || true
   wait "$TCPDUMP_PID" 2>/dev/null || true
   TCPDUMP_PID=
+  local lost
+  lost=$(sed -n 's/^\([0-9][0-9]*\) packets dropped by kernel$/\1/p' "$DIR/tcpdump.out")
+  [ "${lost:-0}" -eq 0 ] || fail "the capture lost $lost packets (tcpdump: dropped by kernel); the wire counts are short"
 }
 
 # media_file DIR [SECONDS]: the raw PCMU file the media callers stream (DIR/media.pcmu), a
