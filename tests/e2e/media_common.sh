@@ -41,6 +41,9 @@ inactivity_timeout_s = ${MEDIA_TIMEOUT_S:-60}"
 # packets before tcpdump read them: the wire counts would then be short, and not by sbcd's doing.
 media_capture_stop() {
   [ -n "$TCPDUMP_PID" ] || return 0
+  # tcpdump leaves on SIGINT without reading what is still in its ring: give the last packets
+  # of the last call time to be read (in default mode they waited for a 1 s block timer).
+  sleep 0.3
   kill -INT "$TCPDUMP_PID" 2>/dev/null || true
   wait "$TCPDUMP_PID" 2>/dev/null || true
   TCPDUMP_PID=
