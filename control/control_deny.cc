@@ -127,6 +127,15 @@ void control_loop::fill_flood(stats_report& r) const
         f.evictions.push_back(w->guard ? w->guard->evictions.get() : 0);
         f.reports.push_back(w->guard ? w->guard->reports.get() : 0);
     }
+    if (!published_.tables) return;
+    const auto& trunks = published_.tables->trunks;
+    for (std::size_t i = 0; i < trunks.size() && i < max_trunks; ++i) {
+        if (trunks[i].trusted) continue;  // its sources are never screened by a trunk bucket
+        uint64_t n = 0;
+        for (const auto& w : rt_.workers)
+            if (w->guard) n += w->guard->untrusted_trunk_dropped[i].get();
+        f.trunk_drops.emplace_back(trunks[i].name, n);
+    }
 }
 
 }  // namespace sbc::control

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/address.h"
@@ -95,6 +96,8 @@ struct flood_report {
     uint64_t refused_full = 0;           ///< denials refused: the list was full
     std::vector<uint64_t> evictions;     ///< per worker: source table entries overwritten
     std::vector<uint64_t> reports;       ///< per worker: sources reported for denial
+    /// Per untrusted trunk (name), summed over workers: messages its shared bucket refused.
+    std::vector<std::pair<std::string, uint64_t>> trunk_drops;
 };
 
 }  // namespace sbc::control

@@ -140,6 +140,12 @@ std::string flood_prometheus(const flood_report& r)
     w.family("flood_reports_total", "counter", "Sources the worker reported to the control core for denial.");
     for (std::size_t i = 0; i < r.reports.size(); ++i)
         w.sample(prom_labels({{"worker", std::to_string(i)}}), r.reports[i]);
+    if (!r.trunk_drops.empty()) {
+        w.family("trunk_flood_dropped_total", "counter",
+                 "UDP SIP from the trunk's untrusted sources dropped before parsing because together they were over "
+                 "[flood] untrusted_trunk_rate (flood_rate_untrusted_trunk, by trunk; untrusted trunks only).");
+        for (const auto& [name, n] : r.trunk_drops) w.sample(prom_labels({{"trunk", name}}), n);
+    }
     return w.str();
 }
 

@@ -239,6 +239,9 @@ struct source_guard {
     /// first stage looks for them only during such a flood and for a second after it.
     uint32_t untrusted_trunk_dry_ms = 0;
     bool untrusted_trunk_dry_seen = false;
+    /// Per trunk index: its untrusted sources' messages those buckets refused (what the worker
+    /// counts as flood_rate_untrusted_trunk, by trunk), for sbc_trunk_flood_dropped_total.
+    std::array<sbc::single_writer<uint64_t>, max_trunks> untrusted_trunk_dropped{};
     sbc::single_writer<uint64_t> evictions;  ///< entries overwritten in a full set
     sbc::single_writer<uint64_t> reports;    ///< sources reported to the control core for denial
 };

@@ -39,7 +39,8 @@ source_entry& entry_of(worker& w, const flood_limits& l, const ip_address& src, 
 }
 
 /// Whether trunk `trunk`'s untrusted sources together are over their rate now (nothing taken);
-/// a refusal is remembered, so that the first stage looks for the next ones (early_screen).
+/// a refusal is remembered, so that the first stage looks for the next ones (early_screen),
+/// and counted for the trunk (the caller drops the message and counts the drop reason).
 /// `trunk` indexes the tables' trunks, fewer than max_trunks (the config refuses more).
 bool trunk_dry(source_guard& g, const flood_limits& l, uint16_t trunk, uint32_t now) noexcept
 {
@@ -47,6 +48,7 @@ bool trunk_dry(source_guard& g, const flood_limits& l, uint16_t trunk, uint32_t 
     if (dry) {
         g.untrusted_trunk_dry_ms = now;
         g.untrusted_trunk_dry_seen = true;
+        g.untrusted_trunk_dropped[trunk].bump();
     }
     return dry;
 }

@@ -8,7 +8,8 @@
 # Asserted, as an operator would see it:
 #   - every trusted call completes;
 #   - sbcd answers at most the trunk's bucket of the flood (answers counted on the wire, to the
-#     gateway), and counts the rest as flood_rate_untrusted_trunk;
+#     gateway), and counts the rest as flood_rate_untrusted_trunk, in /metrics by trunk
+#     (sbc_trunk_flood_dropped_total{trunk="public"}; the trusted trunk has no such line);
 #   - the per-source table is not churned (sbc_flood_table_evictions_total stays 0: 32,000
 #     sources would overwrite most of its 8192 entries) and no forged source is reported;
 #   - a genuine source of the trunk, 198.19.0.5, is answered again once the flood is over.
@@ -125,5 +126,8 @@ cap=$(awk -v b=$BURST -v r=$RATE -v s="$secs" 'BEGIN { printf "%d", b + r * (s +
   fail "flood_rate_untrusted_trunk counts $dropped of the $((sent - answered)) forged OPTIONS not answered"
 [ "$evicted" -eq 0 ] || fail "the forged sources churned the per-source table: $evicted evictions"
 [ "$reported" -eq 0 ] || fail "$reported forged sources were reported for denial"
+by_trunk=$(curl -sf "http://$HTTP/metrics" | grep '^sbc_trunk_flood_dropped_total' || true)
+[ "$by_trunk" = "sbc_trunk_flood_dropped_total{trunk=\"public\"} $dropped" ] ||
+  fail "/metrics by trunk: expected only public with $dropped, got: $by_trunk"
 [ "$answer" = "SIP/2.0 200 OK" ] || fail "the trunk's genuine source 198.19.0.5 was not answered after the flood (got '$answer')"
 echo "ok: $sent forged OPTIONS: $answered answered (at most $cap), $dropped dropped by the trunk's bucket, no table churn; 60 trusted calls completed; the trunk serves again"

@@ -270,6 +270,9 @@ TEST_F(flood, forged_sources_of_an_untrusted_trunk_share_its_bucket_and_churn_no
     h_->poll();
     EXPECT_EQ(drops(dp::drop_reason::flood_rate_untrusted_trunk), 26u);
     EXPECT_EQ(stat(sip::proxy_counter::options_answered), 7u) << "the trusted trunk's messages are served";
+    // By trunk (sbc_trunk_flood_dropped_total): every drop, in either stage, is the open trunk's.
+    EXPECT_EQ(h_->worker().guard->untrusted_trunk_dropped[0].get(), 26u);
+    EXPECT_EQ(h_->worker().guard->untrusted_trunk_dropped[1].get(), 0u);
     EXPECT_EQ(h_->mbufs_in_use(), 0u);
 }
 
