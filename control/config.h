@@ -108,6 +108,9 @@ struct trunk_config {
     int line = 0;
     trunk_admission_config admission;  ///< max_calls, max_calls_per_second, calls_burst (config_admission.h)
     bool trusted = false;              ///< its sources are only rate-limited by [flood], never denied
+    /// Its own [flood] untrusted_trunk_rate / _burst (the bucket its untrusted sources share);
+    /// unset: [flood]'s. Only on a trunk that is not trusted.
+    std::optional<uint32_t> untrusted_trunk_rate, untrusted_trunk_burst;
     std::vector<rule_config> rules;    ///< [[trunk.rule]]: header and number rules, file order (config_rules.h)
     bool topology_hiding = false;      ///< what leaves toward its side carries nothing of the other side (sip-fastpath/topology_hiding.h)
 

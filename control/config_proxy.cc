@@ -96,6 +96,7 @@ void read_trunk(loader& l, const toml::table& t, const std::string& prefix, cons
     read_dns_name(l, r, "fqdn", tc.fqdn);
     read_trunk_admission(l, r, tc.admission);  // config_admission.cc
     r.get_bool("trusted", tc.trusted);  // [flood]: rate-limited, never denied
+    read_trunk_flood(l, r, tc);         // config_flood.cc
     read_rules(l, r, tc.rules);  // [[trunk.rule]] (config_rules.cc)
     r.get_bool("topology_hiding", tc.topology_hiding);  // sip-fastpath/topology_hiding.h
     r.get("tls");  // read with [tls] (config_tls.cc), once every trunk's transports are known

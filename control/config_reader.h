@@ -389,6 +389,8 @@ void read_health(loader& l, const toml::table& t, health_config& h);
 void read_self(loader& l, const toml::table& t, self_config& s);
 // Call admission (config_admission.cc): the keys of a trunk, a region and a peer, and [admission].
 void read_trunk_admission(loader& l, table_reader& r, trunk_admission_config& a);
+// A trunk's own untrusted_trunk_rate and _burst (config_flood.cc), after its `trusted`.
+void read_trunk_flood(loader& l, table_reader& r, trunk_config& tc);
 void read_region_admission(loader& l, table_reader& r, unsigned& peer_max_calls);
 void read_peer_admission(loader& l, table_reader& r, unsigned& max_calls);
 void read_admission(loader& l, const toml::table& t, admission_config& a);

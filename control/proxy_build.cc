@@ -143,6 +143,8 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         tr.calls_burst = tc.admission.calls_burst != 0 ? tc.admission.calls_burst
                                                        : std::max(1u, tc.admission.max_calls_per_second);
         tr.trusted = tc.trusted;
+        tr.untrusted_trunk_rate = tc.untrusted_trunk_rate.value_or(sip::trunk::from_flood);
+        tr.untrusted_trunk_burst = tc.untrusted_trunk_burst.value_or(sip::trunk::from_flood);
         tr.topology_hiding = tc.topology_hiding;
         // Two interfaces may carry one address (VLANs); find_trunk must still be unambiguous.
         if (const int other = tr.port == 0 ? -1 : t->find_trunk(tr.address, tr.port); other >= 0) {

@@ -38,13 +38,25 @@ source_entry& entry_of(worker& w, const flood_limits& l, const ip_address& src, 
     return e;
 }
 
+/// The rate and burst of the bucket trunk `trunk`'s untrusted sources share: its own
+/// ([[trunk]] untrusted_trunk_rate, _burst), else [flood]'s.
+struct trunk_rate {
+    uint32_t rate, burst;
+    trunk_rate(const flood_limits& l, const sip::proxy_tables& t, uint16_t trunk) noexcept
+    {
+        const sip::trunk& tr = t.trunks[trunk];
+        rate = tr.untrusted_trunk_rate != sip::trunk::from_flood ? tr.untrusted_trunk_rate : l.untrusted_trunk_rate;
+        burst = tr.untrusted_trunk_burst != sip::trunk::from_flood ? tr.untrusted_trunk_burst : l.untrusted_trunk_burst;
+    }
+};
+
 /// Whether trunk `trunk`'s untrusted sources together are over their rate now (nothing taken);
 /// a refusal is remembered, so that the first stage looks for the next ones (early_screen),
 /// and counted for the trunk (the caller drops the message and counts the drop reason).
 /// `trunk` indexes the tables' trunks, fewer than max_trunks (the config refuses more).
-bool trunk_dry(source_guard& g, const flood_limits& l, uint16_t trunk, uint32_t now) noexcept
+bool trunk_dry(source_guard& g, const trunk_rate& r, uint16_t trunk, uint32_t now) noexcept
 {
-    const bool dry = g.untrusted_trunk[trunk].dry(now, l.untrusted_trunk_rate, l.untrusted_trunk_burst);
+    const bool dry = g.untrusted_trunk[trunk].dry(now, r.rate, r.burst);
     if (dry) {
         g.untrusted_trunk_dry_ms = now;
         g.untrusted_trunk_dry_seen = true;
@@ -94,7 +106,7 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
             // Only dialog parties' responses may come from here: one small bucket for all of them.
             pass = g.unknown.take(now, l.unknown_rate, l.unknown_burst);
             if (!pass) ++unknown;
-        } else if (tr == trust::untrusted && trunk_dry(g, l, trunks[i], now)) {
+        } else if (tr == trust::untrusted && trunk_dry(g, trunk_rate(l, t, trunks[i]), trunks[i], now)) {
             // The trunk's untrusted sources together are over their rate: dropped before the
             // source's own bucket (no token, no table entry: forged sources churn nothing),
             // and not reported (the source may well be within its own rate).
@@ -111,7 +123,10 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
                 report_once(w, e, deny_reason::rate, now);
             }
             // Not dry a moment ago, so the trunk's bucket has this token.
-            if (pass && !trusted) g.untrusted_trunk[trunks[i]].take(now, l.untrusted_trunk_rate, l.untrusted_trunk_burst);
+            if (pass && !trusted) {
+                const trunk_rate r(l, t, trunks[i]);
+                g.untrusted_trunk[trunks[i]].take(now, r.rate, r.burst);
+            }
         }
         if (!pass) {
             dropped[n_dropped++] = m;  // never answered
@@ -169,12 +184,14 @@ early_screen::verdict early_screen::check(const rte_mbuf* m, uint16_t l2) noexce
 early_screen::verdict early_screen::decide(const ip_address& src, const ip_address& dst, uint16_t dport, bool denied) noexcept
 {
     constexpr verdict keep = verdict::keep;
-    const int trunk = tables_->find_trunk(dst, dport);
-    if (trunk < 0) return keep;
-    const trust tr = classify(*tables_, static_cast<uint16_t>(trunk), src);
+    const int found = tables_->find_trunk(dst, dport);
+    if (found < 0) return keep;
+    const auto trunk = static_cast<uint16_t>(found);
+    const trust tr = classify(*tables_, trunk, src);
     if (denied && tr != trust::trusted) return verdict::denied;
     if (tr == trust::unknown) return unknown_dry() ? verdict::unknown_source : keep;
-    if (tr == trust::untrusted && trunk_flood() && trunk_dry(*w_.guard, policy_->limits, static_cast<uint16_t>(trunk), now()))
+    if (tr == trust::untrusted && trunk_flood() &&
+        trunk_dry(*w_.guard, trunk_rate(policy_->limits, *tables_, trunk), trunk, now()))
         return verdict::untrusted_trunk;
     return keep;
 }

@@ -41,6 +41,11 @@ struct trunk {
     std::vector<ip_prefix> allow;      ///< canonical (host bits clear)
     /// Its sources are trusted ([[trunk]] trusted): flood limits rate-limit them but never deny them.
     bool trusted = false;
+    /// [[trunk]] untrusted_trunk_rate / _burst: its own values for the bucket its untrusted
+    /// sources share (dataplane/source_screen.cc); from_flood: [flood]'s.
+    static constexpr uint32_t from_flood = UINT32_MAX;
+    uint32_t untrusted_trunk_rate = from_flood;
+    uint32_t untrusted_trunk_burst = from_flood;
     /// [[trunk]] topology_hiding: what leaves toward this trunk's side carries nothing of the
     /// other side of the call (sip-fastpath/topology_hiding.h).
     bool topology_hiding = false;

@@ -4,7 +4,8 @@
 # A raw socket in the hosts namespace sends 32,000 OPTIONS, each from its own forged address
 # of 198.19.128.0/17, in four rounds, while SIPp carries 60 calls from the trusted trunk
 # "carrier". Every forged source sends once, so no source's own bucket ever runs dry: only
-# the trunk's shared bucket (200/s, burst 200 here) stands between the flood and the SIP stage.
+# the trunk's shared bucket (200/s, burst 200: the trunk's own untrusted_trunk_rate and _burst,
+# where [flood] has 10,000) stands between the flood and the SIP stage.
 # Asserted, as an operator would see it:
 #   - every trusted call completes;
 #   - sbcd answers at most the trunk's bucket of the flood (answers counted on the wire, to the
@@ -23,8 +24,6 @@ name = \"public\"
 interface = \"hosts\"
 port = 5062
 allow = [\"198.19.0.0/16\"]
-
-[flood]
 untrusted_trunk_rate = ${FORGED_TRUNK_RATE:-200}
 untrusted_trunk_burst = 200"
 source "$(dirname "$0")/sip_common.sh"

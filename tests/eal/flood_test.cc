@@ -31,11 +31,13 @@ constexpr mac gateway_mac{0x02, 0, 0, 0, 0, 0xfe};
 
 constexpr uint16_t carrier_port = 5062;  ///< a second trunk, trusted, for 198.18.0.2 only
 
-std::shared_ptr<const sip::proxy_tables> tables(bool trusted_trunk)
+/// `own_burst`: the access trunk's own untrusted_trunk_burst ([[trunk]]); unset: [flood]'s.
+std::shared_ptr<const sip::proxy_tables> tables(bool trusted_trunk, uint32_t own_burst = sip::trunk::from_flood)
 {
     auto t = std::make_shared<sip::proxy_tables>();
     sip::trunk tr = access_trunk();
     tr.trusted = trusted_trunk;
+    tr.untrusted_trunk_burst = own_burst;
     t->trunks.push_back(tr);
     sip::trunk carrier = access_trunk();
     carrier.name = "carrier";
@@ -83,11 +85,12 @@ std::string bad_invite(int n)
 
 class flood : public ::testing::Test {
 protected:
-    void start(bool trusted_trunk, dp::flood_limits limits, std::vector<ip_address> denied = {})
+    void start(bool trusted_trunk, dp::flood_limits limits, std::vector<ip_address> denied = {},
+               uint32_t own_burst = sip::trunk::from_flood)
     {
         h_ = std::make_unique<harness>(2047, 1);
         ASSERT_TRUE(h_->ok()) << h_->error();
-        h_->set_proxy(tables(trusted_trunk));
+        h_->set_proxy(tables(trusted_trunk, own_burst));
         h_->runtime().shared->neighbours.insert(ip_address::v4(caller_ip), caller_mac, 0);
         h_->runtime().shared->neighbours.insert(ip_address::v4(stranger_ip), gateway_mac, 0);
         limits_ = limits;
@@ -273,6 +276,23 @@ TEST_F(flood, forged_sources_of_an_untrusted_trunk_share_its_bucket_and_churn_no
     // By trunk (sbc_trunk_flood_dropped_total): every drop, in either stage, is the open trunk's.
     EXPECT_EQ(h_->worker().guard->untrusted_trunk_dropped[0].get(), 26u);
     EXPECT_EQ(h_->worker().guard->untrusted_trunk_dropped[1].get(), 0u);
+    EXPECT_EQ(h_->mbufs_in_use(), 0u);
+}
+
+TEST_F(flood, a_trunk_with_its_own_untrusted_trunk_burst_is_held_to_it)
+{
+    // [flood] would let 8 through at once; the access trunk's own burst ([[trunk]]) is 3.
+    dp::flood_limits l = tight();
+    l.untrusted_trunk_rate = 1;
+    l.untrusted_trunk_burst = 8;
+    start(false, l, {}, 3);
+    auto forged = [](int i) { return ipv4(198, 18, 0, static_cast<uint8_t>(100 + i)); };
+    for (int i = 0; i < 12; ++i) h_->runtime().shared->neighbours.insert(ip_address::v4(forged(i)), caller_mac, 0);
+    for (int i = 0; i < 12; ++i) ASSERT_TRUE(h_->receive(sip_frame(*h_, caller_mac, forged(i), options(forged(i), i))));
+    h_->poll();
+    EXPECT_EQ(stat(sip::proxy_counter::options_answered), 3u);
+    EXPECT_EQ(drops(dp::drop_reason::flood_rate_untrusted_trunk), 9u);
+    EXPECT_EQ(h_->worker().guard->untrusted_trunk_dropped[0].get(), 9u);
     EXPECT_EQ(h_->mbufs_in_use(), 0u);
 }
 

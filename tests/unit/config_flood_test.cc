@@ -93,6 +93,45 @@ TEST(config_flood, refuses_bad_values_with_file_line_and_key)
     }
 }
 
+TEST(config_flood, a_trunk_may_have_its_own_untrusted_trunk_rate_and_burst)
+{
+    std::string text = base;
+    text.insert(text.find("allow"), "untrusted_trunk_rate = 50\nuntrusted_trunk_burst = 80\n");
+    text += "[[trunk]]\nname = \"u\"\ninterface = \"core\"\nport = 5062\nallow = [\"0.0.0.0/0\"]\n";
+    auto r = parse_config(text, "f.toml");
+    ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
+    EXPECT_EQ(r.cfg->trunks[0].untrusted_trunk_rate, 50u);
+    EXPECT_EQ(r.cfg->trunks[0].untrusted_trunk_burst, 80u);
+    EXPECT_FALSE(r.cfg->trunks[1].untrusted_trunk_rate.has_value()) << "unset: [flood]'s";
+    EXPECT_FALSE(r.cfg->trunks[1].untrusted_trunk_burst.has_value());
+    auto zero = base;
+    zero.insert(zero.find("allow"), "untrusted_trunk_rate = 0\n");
+    auto z = parse_config(zero, "f.toml");
+    ASSERT_TRUE(z.errors.empty()) << z.errors[0].to_string();
+    EXPECT_EQ(z.cfg->trunks[0].untrusted_trunk_rate, 0u) << "0: no limit for this trunk";
+}
+
+TEST(config_flood, refuses_a_trunks_own_rate_out_of_range_or_on_a_trusted_trunk)
+{
+    // base: the trunk's keys are lines 6-9; what is inserted before allow is line 9.
+    const bad_case cases[] = {
+        {"untrusted_trunk_rate = 20000000\n", 9, "trunk[0].untrusted_trunk_rate", "0..10000000"},
+        {"untrusted_trunk_burst = 0\n", 9, "trunk[0].untrusted_trunk_burst", "1..1000000"},
+        {"untrusted_trunk_rate = \"lots\"\n", 9, "trunk[0].untrusted_trunk_rate", "got a string"},
+        {"trusted = true\nuntrusted_trunk_rate = 100\n", 10, "trunk[0].untrusted_trunk_rate", "this trunk is trusted"},
+    };
+    for (const auto& c : cases) {
+        std::string text = base;
+        text.insert(text.find("allow"), c.text);
+        auto r = parse_config(text, "f.toml");
+        ASSERT_EQ(r.errors.size(), 1u) << c.text;
+        EXPECT_EQ(r.errors[0].file, "f.toml");
+        EXPECT_EQ(r.errors[0].line, c.line) << c.text;
+        EXPECT_EQ(r.errors[0].key, c.key) << c.text;
+        EXPECT_NE(r.errors[0].message.find(c.says), std::string::npos) << r.errors[0].to_string();
+    }
+}
+
 TEST(config_flood, refuses_a_trusted_mark_that_is_not_a_boolean)
 {
     std::string text = base;
