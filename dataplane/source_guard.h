@@ -55,7 +55,9 @@ struct flood_limits {
     static constexpr uint32_t default_untrusted_rate = 2000;
     static constexpr uint32_t default_untrusted_burst = 2000;
     static constexpr uint32_t default_untrusted_trunk_rate = 10000;
-    static constexpr uint32_t default_untrusted_trunk_burst = 10000;
+    // A second's worth at once would be parsed and forwarded back to back: 10,000 INVITEs
+    // overloaded a worker for 50 ms and shed trusted calls (docs/benchmarks.md).
+    static constexpr uint32_t default_untrusted_trunk_burst = 2000;
     static constexpr uint32_t default_unknown_rate = 50;
     static constexpr uint32_t default_unknown_burst = 100;
     static constexpr uint32_t default_deny_after_malformed = 10;

@@ -23,7 +23,7 @@ TEST(config_flood, absent_section_means_generous_defaults_and_untrusted_trunks)
     EXPECT_EQ(f.untrusted_rate, 2000u);
     EXPECT_EQ(f.untrusted_burst, 2000u);
     EXPECT_EQ(f.untrusted_trunk_rate, 10000u);
-    EXPECT_EQ(f.untrusted_trunk_burst, 10000u);
+    EXPECT_EQ(f.untrusted_trunk_burst, 2000u);
     EXPECT_EQ(f.unknown_rate, 50u);
     EXPECT_EQ(f.deny_after_malformed, 10u);
     EXPECT_EQ(f.malformed_window_ms, 10000u);
