@@ -83,7 +83,9 @@
 #   legit_ok and legit_failed summed over every run (every legitimate call counts; target
 #   legit_failed=0); flood_mpps and drop_ns_per_pkt from the mix. Each run also prints the
 #   worker's page faults per phase and `overload:` (the worker's overload state as sampled: why
-#   and when new requests were shed), to explain a failed legitimate call.
+#   and when new requests were shed), to explain a failed legitimate call, and `loops:` (frames
+#   per busy loop iteration, what a busy and an idle iteration cost: whether the per-packet
+#   figure is the burst's work or the loop's).
 #
 # Usage (root): scripts/bench/flood.sh   env: SECONDS_PER_RUN (5), KIND_SECONDS (2),
 #   BASELINE_SECONDS (2), LEGIT_CPS (2000), FLOOD_MIX (all), IO_SECONDS (3), FLOOD_TOML (TOML

@@ -488,6 +488,18 @@ int main(int argc, char** argv)
                 mix.c_str(), flood.wall_s, static_cast<unsigned long>(pkts), static_cast<double>(pkts) / flood.wall_s / 1e6,
                 flood.cpu_s, flood.busy * 100, flood.busy_cpu_s, legit_share, flood_cpu, flood_mpps, drop_ns,
                 flood.busy < 0.9 ? " (worker below 90% busy: the generator, not the worker, limited the flood)" : "");
+    {
+        // Frames per busy iteration (full bursts: the per-iteration work is spread over 32) and
+        // what a busy and an idle iteration cost: where a drop's cost goes, burst or loop.
+        const auto& d = flood.d;
+        const double busy_loops = static_cast<double>(d.busy_loops), idle_loops = static_cast<double>(d.loops - d.busy_loops);
+        const double frames = static_cast<double>(d.rx_packets != 0 ? d.rx_packets : d.tx_packets);  // macswap counts no rx
+        const double ns_per_cycle = 1e9 / static_cast<double>(hz);
+        std::printf("loops: busy=%.0f idle=%.0f frames_per_busy_loop=%.1f busy_ns_per_loop=%.0f idle_ns_per_loop=%.0f\n",
+                    busy_loops, idle_loops, busy_loops > 0 ? frames / busy_loops : 0.0,
+                    busy_loops > 0 ? static_cast<double>(d.busy_cycles) * ns_per_cycle / busy_loops : 0.0,
+                    idle_loops > 0 ? static_cast<double>(d.total_cycles - d.busy_cycles) * ns_per_cycle / idle_loops : 0.0);
+    }
     if (forward)
         std::printf("%s: fresh_ns_per_pkt=%.1f offered=%lu worker_tx=%lu returned=%lu busy=%.1f%%\n", mix.c_str(), drop_ns,
                     static_cast<unsigned long>(pkts), static_cast<unsigned long>(flood.d.tx_packets),
