@@ -24,6 +24,8 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
     // Another core wrote these mbufs and frames (the NIC, or a ring's producer): every mbuf of
     // the burst is asked for at once, so that the misses overlap, then each frame's first line
     // a few packets ahead, once its mbuf (buf_addr, data_off) has had time to arrive.
+    uint32_t last_vlan = UINT32_MAX;  // none yet: a VLAN id has 12 bits
+    uint16_t last_ifc = no_interface;
     constexpr uint16_t ahead = 3;
     for (uint16_t i = 0; i < n; ++i) rte_prefetch0(pkts[i]);
     for (uint16_t i = 0; i < n && i < ahead; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
@@ -53,7 +55,13 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
             type = vh->eth_proto;
             l2 += sizeof(rte_vlan_hdr);
         }
-        const uint16_t ifc = snap.find_interface(port, vlan);
+        // A burst comes from one port, nearly always on one VLAN: its interface is looked up
+        // when the VLAN changes.
+        if (vlan != last_vlan) {
+            last_vlan = vlan;
+            last_ifc = snap.find_interface(port, vlan);
+        }
+        const uint16_t ifc = last_ifc;
         if (ifc == no_interface) {
             dropped[n_dropped++] = m;
             ++unknown_vlan;

@@ -49,11 +49,13 @@ struct flood_policy {
     }
 
     /// Whether `src` is denied: one hash and a short probe; nothing when the set is empty.
-    [[nodiscard]] bool is_denied(const ip_address& src) const noexcept
+    [[nodiscard]] bool is_denied(const ip_address& src) const noexcept { return is_denied(src, src.hash()); }
+    /// The same, with `hash` = src.hash() already at hand.
+    [[nodiscard]] bool is_denied(const ip_address& src, uint64_t hash) const noexcept
     {
         if (denied == 0) return false;
         const std::size_t mask = denied_slots.size() - 1;
-        for (std::size_t i = src.hash() & mask;; i = (i + 1) & mask) {
+        for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
             const ip_address& a = denied_slots[i];
             if (a.family() == ip_family::none) return false;
             if (a == src) return true;

@@ -155,45 +155,9 @@ early_screen::early_screen(worker& w, const snapshot& snap) noexcept : w_(w)
     flows_ = w.shared->media_flows.get();
 }
 
-early_screen::verdict early_screen::check(const rte_mbuf* m, uint16_t l2) noexcept
+bool early_screen::trunk_over(uint16_t trunk) noexcept
 {
-    constexpr verdict keep = verdict::keep;
-    if (rte_pktmbuf_data_len(m) < l2 + sizeof(rte_ipv4_hdr) + sizeof(rte_udp_hdr)) return keep;
-    const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, l2);
-    // Version 4 and no options: the UDP header follows at a fixed place.
-    if (ip->version_ihl != 0x45 || ip->next_proto_id != IPPROTO_UDP || rte_ipv4_frag_pkt_is_fragmented(ip)) return keep;
-    const auto* udp = reinterpret_cast<const rte_udp_hdr*>(ip + 1);
-    const uint16_t dport = rte_be_to_cpu_16(udp->dst_port);
-    if (flows_ != nullptr && flows_->in_range(dport)) return keep;  // media: the UDP stage's order
-    // A denied source floods: the burst's last denied source, address and port are dropped
-    // again without a lookup (nothing the decision depends on changes within a burst).
-    if (last_denied_.set && last_denied_.src == ip->src_addr && last_denied_.dst == ip->dst_addr &&
-        last_denied_.port == udp->dst_port)
-        return verdict::denied;
-    // Most datagrams, a carrier's own among them, are from a source not denied while the
-    // unknown sources' bucket still has tokens: nothing to drop here, so no trunk lookup (the
-    // UDP stage makes it once).
-    const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
-    const bool denied = policy_->is_denied(src);
-    if (!denied && !unknown_dry() && !trunk_flood()) return keep;
-    const verdict v = decide(src, ip_address::v4(rte_be_to_cpu_32(ip->dst_addr)), dport, denied);
-    if (v == verdict::denied) last_denied_ = {ip->src_addr, ip->dst_addr, udp->dst_port, true};
-    return v;
-}
-
-early_screen::verdict early_screen::decide(const ip_address& src, const ip_address& dst, uint16_t dport, bool denied) noexcept
-{
-    constexpr verdict keep = verdict::keep;
-    const int found = tables_->find_trunk(dst, dport);
-    if (found < 0) return keep;
-    const auto trunk = static_cast<uint16_t>(found);
-    const trust tr = classify(*tables_, trunk, src);
-    if (denied && tr != trust::trusted) return verdict::denied;
-    if (tr == trust::unknown) return unknown_dry() ? verdict::unknown_source : keep;
-    if (tr == trust::untrusted && trunk_flood() &&
-        trunk_dry(*w_.guard, trunk_rate(policy_->limits, *tables_, trunk), trunk, now()))
-        return verdict::untrusted_trunk;
-    return keep;
+    return trunk_dry(*w_.guard, trunk_rate(policy_->limits, *tables_, trunk), trunk, now());
 }
 
 uint32_t early_screen::now() noexcept
@@ -205,23 +169,16 @@ uint32_t early_screen::now() noexcept
     return now_;
 }
 
-bool early_screen::unknown_dry() noexcept
+bool early_screen::look_unknown_dry() noexcept
 {
-    if (unknown_dry_ < 0) {
-        const source_guard& g = *w_.guard;
-        const flood_limits& l = policy_->limits;
-        unknown_dry_ = g.unknown.dry(now(), l.unknown_rate, l.unknown_burst) ? 1 : 0;
-    }
-    return unknown_dry_ != 0;
+    const flood_limits& l = policy_->limits;
+    return w_.guard->unknown.dry(now(), l.unknown_rate, l.unknown_burst);
 }
 
-bool early_screen::trunk_flood() noexcept
+bool early_screen::look_trunk_flood() noexcept
 {
-    if (trunk_flood_ < 0) {
-        const source_guard& g = *w_.guard;
-        trunk_flood_ = g.untrusted_trunk_dry_seen && now() - g.untrusted_trunk_dry_ms < trunk_flood_ms ? 1 : 0;
-    }
-    return trunk_flood_ != 0;
+    const source_guard& g = *w_.guard;
+    return g.untrusted_trunk_dry_seen && now() - g.untrusted_trunk_dry_ms < trunk_flood_ms;
 }
 
 void note_malformed(worker& w, const snapshot& snap, const ip_address& src, uint16_t trunk) noexcept

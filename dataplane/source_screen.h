@@ -8,9 +8,13 @@
 
 #include <cstdint>
 
+#include <rte_ip.h>
+#include <rte_udp.h>
+
 #include "common/address.h"
 #include "dataplane/source_guard.h"
 #include "dataplane/worker.h"
+#include "rtp/flow_table.h"
 
 namespace sbc::dataplane {
 
@@ -35,14 +39,34 @@ public:
     enum class verdict : uint8_t { keep, denied, unknown_source, untrusted_trunk };
     /// What to do with a frame whose IPv4 header is at `l2`: keep it, or drop it as
     /// flood_denied, flood_unknown_source or flood_rate_untrusted_trunk. Only when active().
+    /// Inline: during a flood it runs for every frame of the burst.
     verdict check(const rte_mbuf* m, uint16_t l2) noexcept;
 
 private:
-    /// check()'s decision once a frame needs one: its trunk, its source's trust, the buckets.
-    verdict decide(const ip_address& src, const ip_address& dst, uint16_t dport, bool denied) noexcept;
-    bool unknown_dry() noexcept;  ///< the shared bucket would refuse now (looked at once a burst)
+    /// The trunk on (dst_be, dport_be), as on the wire, or -1; the burst's last answer is kept
+    /// (a flood is to one trunk address and port).
+    int trunk_of(uint32_t dst_be, uint16_t dport_be) noexcept
+    {
+        if (!last_trunk_.set || last_trunk_.dst != dst_be || last_trunk_.port != dport_be)
+            last_trunk_ = {dst_be, dport_be, true,
+                           tables_->find_trunk(ip_address::v4(rte_be_to_cpu_32(dst_be)), rte_be_to_cpu_16(dport_be))};
+        return last_trunk_.trunk;
+    }
+    bool unknown_dry() noexcept  ///< the shared bucket would refuse now (looked at once a burst)
+    {
+        if (unknown_dry_ < 0) unknown_dry_ = look_unknown_dry() ? 1 : 0;
+        return unknown_dry_ != 0;
+    }
+    bool look_unknown_dry() noexcept;
     /// A trunk's untrusted bucket refused within the last trunk_flood_ms (looked at once a burst).
-    bool trunk_flood() noexcept;
+    bool trunk_flood() noexcept
+    {
+        if (trunk_flood_ < 0) trunk_flood_ = look_trunk_flood() ? 1 : 0;
+        return trunk_flood_ != 0;
+    }
+    bool look_trunk_flood() noexcept;
+    /// Whether trunk `trunk`'s untrusted sources together are over their rate now (trunk_flood()).
+    bool trunk_over(uint16_t trunk) noexcept;
     uint32_t now() noexcept;  ///< the worker's ms clock, read once a burst
     static constexpr uint32_t trunk_flood_ms = 1000;
 
@@ -60,7 +84,48 @@ private:
         uint16_t port = 0;
         bool set = false;
     } last_denied_;
+    /// The burst's last trunk lookup, on the address and port as on the wire.
+    struct {
+        uint32_t dst = 0;
+        uint16_t port = 0;
+        bool set = false;
+        int trunk = -1;
+    } last_trunk_;
 };
+
+inline early_screen::verdict early_screen::check(const rte_mbuf* m, uint16_t l2) noexcept
+{
+    constexpr verdict keep = verdict::keep;
+    if (rte_pktmbuf_data_len(m) < l2 + sizeof(rte_ipv4_hdr) + sizeof(rte_udp_hdr)) return keep;
+    const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, l2);
+    // Version 4 and no options: the UDP header follows at a fixed place.
+    if (ip->version_ihl != 0x45 || ip->next_proto_id != IPPROTO_UDP || rte_ipv4_frag_pkt_is_fragmented(ip)) return keep;
+    const auto* udp = reinterpret_cast<const rte_udp_hdr*>(ip + 1);
+    if (flows_ != nullptr && flows_->in_range(rte_be_to_cpu_16(udp->dst_port))) return keep;  // media: the UDP stage's order
+    // A denied source floods: the burst's last denied source, address and port are dropped
+    // again without a lookup (nothing the decision depends on changes within a burst).
+    if (last_denied_.set && last_denied_.src == ip->src_addr && last_denied_.dst == ip->dst_addr &&
+        last_denied_.port == udp->dst_port)
+        return verdict::denied;
+    // Most datagrams, a carrier's own among them, are from a source not denied while the
+    // unknown sources' bucket still has tokens: nothing to drop here, so no trunk lookup (the
+    // UDP stage makes it once).
+    const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
+    const uint64_t hash = src.hash();
+    const bool denied = policy_->is_denied(src, hash);
+    if (!denied && !unknown_dry() && !trunk_flood()) return keep;
+    const int found = trunk_of(ip->dst_addr, udp->dst_port);
+    if (found < 0) return keep;
+    const auto trunk = static_cast<uint16_t>(found);
+    const trust tr = classify(*tables_, trunk, src, hash);
+    if (tr == trust::trusted) return keep;
+    if (denied) {
+        last_denied_ = {ip->src_addr, ip->dst_addr, udp->dst_port, true};
+        return verdict::denied;
+    }
+    if (tr == trust::unknown) return unknown_dry() ? verdict::unknown_source : keep;
+    return trunk_flood() && trunk_over(trunk) ? verdict::untrusted_trunk : keep;
+}
 
 /// Worker only: asks the control core to deny `src` for `why` (an event; a full ring is counted
 /// as event_ring_full). The control core ignores (and counts) reports about trusted sources.

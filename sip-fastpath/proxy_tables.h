@@ -247,9 +247,11 @@ struct proxy_tables {
     }
     /// Whether any peer has this address (in-dialog requests come from peers too): a hash
     /// lookup (index_peers must have run).
-    [[nodiscard]] bool is_peer_address(const ip_address& address) const noexcept
+    [[nodiscard]] bool is_peer_address(const ip_address& address) const noexcept { return is_peer_address(address, address.hash()); }
+    /// The same, with `hash` = address.hash() already at hand.
+    [[nodiscard]] bool is_peer_address(const ip_address& address, uint64_t hash) const noexcept
     {
-        return lookup(by_address_, address.hash(), [&](const peer& p) { return p.address == address; }) != no_peer;
+        return lookup(by_address_, hash, [&](const peer& p) { return p.address == address; }) != no_peer;
     }
     /// Index of the peer at (address, port), or no_peer: a hash lookup (index_peers must have run).
     [[nodiscard]] uint32_t find_peer(const ip_address& address, uint16_t port) const noexcept

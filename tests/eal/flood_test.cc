@@ -207,6 +207,22 @@ TEST_F(flood, a_denied_source_is_dropped_from_its_first_packet_and_others_are_no
     EXPECT_EQ(h_->take_sent().size(), 2u);
 }
 
+TEST_F(flood, the_first_stage_judges_each_datagram_by_its_own_trunk_within_one_burst)
+{
+    // 198.18.0.2 is denied: untrusted on the access trunk (dropped), trusted on the carrier
+    // trunk (never denied). One burst to both in turn: the first stage keeps its last trunk
+    // lookup, and must not take one trunk's answer for the other's port.
+    dp::flood_limits l;
+    start(false, l, {ip_address::v4(caller_ip)});
+    for (int i = 0; i < 4; ++i)
+        ASSERT_TRUE(h_->receive(sip_frame(*h_, caller_mac, caller_ip, options(caller_ip, i), i % 2 ? carrier_port : sip_port)));
+    h_->poll();
+    EXPECT_EQ(drops(dp::drop_reason::flood_denied), 2u) << "its datagrams to the untrusted trunk";
+    EXPECT_EQ(stat(sip::proxy_counter::options_answered), 2u) << "its datagrams to the trusted trunk are served";
+    EXPECT_EQ(h_->take_sent().size(), 2u);
+    EXPECT_EQ(h_->mbufs_in_use(), 0u);
+}
+
 TEST_F(flood, a_trusted_source_over_its_rate_is_rate_limited_but_never_reported_nor_denied)
 {
     // The trunk is trusted; even a stale deny entry for its source does not drop it.
