@@ -34,32 +34,44 @@
 #   (SECONDS_PER_RUN), forward again. FLOOD_MIX=unknown|invite|malformed|spoofed|floor|forward|
 #   forward_nic: that kind only, one run.
 #
-# The yardsticks: what the drop cost is compared with
-#   forward: the forwarding cost per packet, like with like. The same generator writes fresh
-#     64-byte frames exactly as it writes flood frames, at the same backlog, to the same worker
-#     loop, which runs the io benchmark's macswap stage (tests/bench/macswap_stage.h: swap the
-#     MACs, tx_enqueue out of the port) instead of the production stages; the main lcore drains
-#     and frees what comes out. No legitimate calls in this run. Measured with the same CPU
-#     accounting as the drop cost. It is the target's yardstick: compare: drop / forward_fresh
-#     <= 1. It runs right before and right after the mix: on this shared, virtual machine the
-#     cost of a frame that crosses cores has been seen to change threefold from one minute to
-#     the next (the host placing the two vCPUs); two forward figures more than 25% apart print
-#     `forward: UNSTABLE` and the ratio is not to be trusted. On net_ring the forwarded frame
-#     is freed by the main lcore, not by the worker as a NIC's TX completion would do:
-#     forwarding is spared the free that a drop pays, so the comparison leans in forwarding's
-#     favour.
-#   forward_nic (reference): the same forwarding as a NIC has the worker do it: the main lcore
-#     hands each forwarded frame back on a ring and the worker frees it (TX completion, with
-#     the drop path's own free_dropped), and the loop does the production poll work as the
-#     floor and flood runs do. Printed with its ratio; the target's line stays on `forward`.
+# The yardsticks: what the drop cost is compared with. A drop frees the frame's buffer; so does
+# forwarding on a NIC, at TX completion, on the worker. The target (drop / forward <= 1) is read
+# on the two yardsticks where both pay for their buffers alike: forward_nic (fresh frames) and
+# the owned runs (cached frames).
+#   forward_nic: the forwarding cost per packet as a NIC has the worker pay it. The same
+#     generator writes fresh 64-byte frames exactly as it writes flood frames, at the same
+#     backlog, to the same worker loop, which runs the io benchmark's macswap stage
+#     (tests/bench/macswap_stage.h: swap the MACs, tx_enqueue out of the port) instead of the
+#     production stages, and in each iteration the production loop's poll work and the free of
+#     what was sent: the main lcore hands each forwarded frame back on a ring and the worker
+#     frees it (TX completion, with the drop path's own free_dropped). Its buffers then travel
+#     between the cores as the floor's and the flood's do. No legitimate calls in this run.
+#     Measured with the same CPU accounting as the drop cost: compare: drop / forward_nic.
+#   owned (flood_bench --port null): the worker's port is net_null, whose RX takes each mbuf
+#     from the worker's own pool and whose TX frees on the worker, as a NIC's RX refill and TX
+#     completion do; every mbuf of that pool holds a flood frame written before the start, and
+#     the worker's mempool cache hands it the same few again and again, so the frames stay in
+#     its cache, as io's circulate. Runs floor, unknown, invite, malformed, the mix and forward
+#     (the macswap stage), KIND_SECONDS each, in the steady state (the untrusted source denied
+#     from the start), without legitimate calls; the worker is saturated (net_null is never
+#     empty) and nothing else runs on its CPU. What the stages cost around a packet, without
+#     the cross-core misses of fresh frames: compare: owned drop / owned forward. OWNED=0
+#     skips these runs.
+#   forward (reference): the same as forward_nic, but without the poll work, and the main
+#     lcore frees what comes out: the worker forwards without paying for the buffers, while a
+#     drop frees its own, which go back to the generator's pool across the cores (the floor
+#     below pays that too). It runs right before and right after the mix: on this shared,
+#     virtual machine the cost of a frame that crosses cores has been seen to change threefold
+#     from one minute to the next (the host placing the two vCPUs); two forward figures more
+#     than 25% apart print `forward: UNSTABLE`, and no ratio of that run is to be trusted.
 #   floor: the same fresh frames with the production stages: an EtherType nobody handles,
 #     dropped by the first stage (eth): the least any frame written by another core costs the
 #     worker to take and free, which every flood packet pays as well.
 #   io (reference only): tests/bench/io_bench, the io benchmark's sbcd side (scripts/bench/io.sh):
 #     the same loop and stage forwarding between two net_ring ports the same 64 frames, which
-#     circulate for the whole run and so stay in the worker's cache, for IO_SECONDS. What the
-#     loop and the stage cost around a packet no other core touched: a lower bound, not the
-#     cost of forwarding traffic; printed with its ratio for reference.
+#     circulate for the whole run and so stay in the worker's cache, and are never freed, for
+#     IO_SECONDS. What the loop and the stage cost around a packet no other core touched and no
+#     buffer taken or freed: a lower bound, not the cost of forwarding traffic.
 #
 # What is reported
 #   Per run: flood packets offered per kind, the worker's drops by reason and proxy counters,
@@ -77,8 +89,9 @@
 #     rate, bursts were smaller and each packet dearer.
 #   forward: fresh_ns_per_pkt, the forward runs' figures (before, after the mix). io: ns_per_pkt = the io worker's CPU
 #   seconds x busy share / packets forwarded: the same accounting. Then
-#     compare: drop_ns_per_pkt=D forward_fresh_ns_per_pkt=F ratio=D/F (target <= 1)
-#   and the same against io's circulating frames and against the floor, for reference. Last line:
+#     compare: drop_ns_per_pkt=D forward_nic_ns_per_pkt=F ratio=D/F (target <= 1 ...)
+#     compare: owned drop_ns_per_pkt=D forward_ns_per_pkt=F ratio=D/F floor_ns_per_pkt=L (target <= 1 ...)
+#   and the same against forward, io's circulating frames and the floor, for reference. Last line:
 #     flood: legit_ok=X legit_failed=Y flood_mpps=Z drop_ns_per_pkt=W
 #   legit_ok and legit_failed summed over every run (every legitimate call counts; target
 #   legit_failed=0); flood_mpps and drop_ns_per_pkt from the mix. Each run also prints the
@@ -149,6 +162,23 @@ for m in "${runs[@]}"; do
   echo "kind $m: ${last#flood: }"
 done
 
+# The owned runs (flood_bench --port null): the worker's own buffers, frames in its cache. The
+# same kinds, steady state (the untrusted source denied from the start), no legitimate calls.
+owned_runs=()
+[ "$mix" = all ] && [ "${OWNED:-1}" = 1 ] && owned_runs=(floor unknown invite malformed all forward)
+for m in "${owned_runs[@]}"; do
+  log="$logs/owned.$m.log"
+  "$build/tests/bench/flood_bench" --port null --mix "$m" --seconds "$kind_seconds" --baseline 0.2 "${extra[@]}" -- \
+    --lcores "$lcores" --no-huge -m 2048 --no-pci --file-prefix="sbc-flood-$$-owned-$m" \
+    --log-level=lib.eal:error --log-level=user1:warning >"$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }
+  sed "s/^/[owned $m] /" "$log"
+  echo "owned $m: $(tail -1 "$log" | sed -n 's/.*\(flood_mpps=.*\)/\1/p')"
+done
+owned_ns() { [ -f "$logs/owned.$1.log" ] && tail -1 "$logs/owned.$1.log" | sed -n 's/.*drop_ns_per_pkt=\([0-9.]*\).*/\1/p'; }
+owned_drop=$(owned_ns all)
+owned_fwd=$(owned_ns forward)
+owned_floor=$(owned_ns floor)
+
 floor_ns=""
 [ -f "$logs/flood.floor.log" ] && floor_ns=$(tail -1 "$logs/flood.floor.log" | sed -n 's/.*drop_ns_per_pkt=\([0-9.]*\).*/\1/p')
 fwd_ns=""
@@ -170,11 +200,14 @@ if [ -n "$fwd_ns" ]; then
   [ -n "$fwd_after" ] && awk -v a="$fwd_ns" -v b="$fwd_after" 'BEGIN {exit !(a > 0 && b > 0 && (a / b > 1.25 || b / a > 1.25))}' &&
     echo "forward: UNSTABLE: the machine's speed changed during the run (another load on the host); rerun for the ratio"
 fi
-if [ -n "$fwd_ns" ]; then
-  awk -v d="$drop_ns" -v f="$fwd_ns" 'BEGIN {printf "compare: drop_ns_per_pkt=%s forward_fresh_ns_per_pkt=%s ratio=%.2f (target <= 1)\n", d, f, (f > 0 ? d / f : 0)}'
-fi
 if [ -n "$fwd_nic" ]; then
-  awk -v d="$drop_ns" -v f="$fwd_nic" 'BEGIN {printf "compare: drop_ns_per_pkt=%s forward_nic_ns_per_pkt=%s ratio=%.2f (reference: forwarding as a NIC has the worker do it, the free of what it sent and the production poll included)\n", d, f, (f > 0 ? d / f : 0)}'
+  awk -v d="$drop_ns" -v f="$fwd_nic" 'BEGIN {printf "compare: drop_ns_per_pkt=%s forward_nic_ns_per_pkt=%s ratio=%.2f (target <= 1: forwarding as a NIC has the worker do it, the free of what it sent and the production poll included; fresh frames)\n", d, f, (f > 0 ? d / f : 0)}'
+fi
+if [ -n "$owned_drop" ] && [ -n "$owned_fwd" ]; then
+  awk -v d="$owned_drop" -v f="$owned_fwd" -v fl="$owned_floor" 'BEGIN {printf "compare: owned drop_ns_per_pkt=%s forward_ns_per_pkt=%s ratio=%.2f floor_ns_per_pkt=%s (target <= 1: the worker'"'"'s own buffers, taken and freed on it as with a NIC; frames in its cache, as io'"'"'s)\n", d, f, (f > 0 ? d / f : 0), fl}'
+fi
+if [ -n "$fwd_ns" ]; then
+  awk -v d="$drop_ns" -v f="$fwd_ns" 'BEGIN {printf "compare: drop_ns_per_pkt=%s forward_fresh_ns_per_pkt=%s ratio=%.2f (reference: the generator frees what is forwarded; a drop frees its own, back to the generator'"'"'s pool)\n", d, f, (f > 0 ? d / f : 0)}'
 fi
 awk -v d="$drop_ns" -v f="$io_ns" 'BEGIN {printf "compare: drop_ns_per_pkt=%s io_ns_per_pkt=%s ratio=%.2f (reference: io circulates 64 cached frames)\n", d, f, (f > 0 ? d / f : 0)}'
 if [ -n "$floor_ns" ]; then

@@ -41,9 +41,16 @@
 // also does the production loop's poll work, as the floor and the flood runs do. Printed as
 // `forward_nic: fresh_ns_per_pkt=N`.
 //
+// `--port null` (the owned runs of flood.sh): the worker's port is net_null instead, whose RX
+// takes each mbuf from a pool on the worker and whose TX frees there, as a NIC's refill and
+// TX completion do; every mbuf of that pool holds a flood frame of the kinds asked for, written
+// before the start (preload), and the untrusted source is denied from the start (the steady
+// state). No legitimate calls; the worker is saturated. What the stages cost around a frame in
+// the worker's cache, for floor, the flood kinds and forward alike.
+//
 //   flood_bench [--seconds N] [--baseline N] [--legit-cps N] [--mix all|unknown|invite|malformed|spoofed|floor|forward|forward_nic]
 //               [--backlog N] [--flood-max N] [--unknown-sources N] [--call-timeout S]
-//               [--config-extra FILE] [--timeline-ms N] -- EAL args
+//               [--config-extra FILE] [--timeline-ms N] [--port ring|null] -- EAL args
 // --timeline-ms N: every N ms of the flood phase, one `timeline:` line (overload state and what
 // the worker did since the last line), to see when and why new requests were shed.
 // Main lcore: the generator; one worker lcore: the worker loop.
@@ -112,12 +119,49 @@ struct forward_nic_stage {
     }
 };
 
-/// The bench's sbcd config, `extra` appended.
-std::string config_text(const std::string& extra)
+/// `--port null`: every frame net_null receives has this length (the mbuf's frame, shorter, is
+/// followed by padding, which the IPv4 stage trims as Ethernet padding).
+constexpr unsigned null_frame_bytes = 1400;
+
+/// `--port null`: a pool of its own for the port's RX queue, every mbuf holding a flood frame of
+/// the turn, and the queue set up again over it (before the worker starts). RX takes from it and
+/// drops free to it on the worker; what the worker sends comes from its own pool, so nothing it
+/// writes ends up received. Its cache hands the worker the same few mbufs again and again, each
+/// with the frame written here: the frames stay in its cache, as io's circulate.
+bool preload(uint16_t port, fl::generator& g)
+{
+    if (g.longest_flood() > null_frame_bytes) {
+        std::fprintf(stderr, "flood_bench: a flood frame of %zu bytes exceeds --port null's %u\n", g.longest_flood(), null_frame_bytes);
+        return false;
+    }
+    const int socket = static_cast<int>(rte_socket_id());
+    rte_mempool* pool = rte_pktmbuf_pool_create("flood_null_rx", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+    if (pool == nullptr) {
+        std::fprintf(stderr, "flood_bench: --port null pool: %s\n", rte_strerror(rte_errno));
+        return false;
+    }
+    rte_mempool_obj_iter(
+        pool,
+        [](rte_mempool*, void* gen, void* obj, unsigned) {
+            auto* m = static_cast<rte_mbuf*>(obj);
+            rte_pktmbuf_reset(m);
+            static_cast<fl::generator*>(gen)->write_flood(m);
+        },
+        &g);
+    if (rte_eth_dev_stop(port) != 0 || rte_eth_rx_queue_setup(port, 0, 512, static_cast<unsigned>(socket), nullptr, pool) != 0 ||
+        rte_eth_dev_start(port) != 0) {
+        std::fprintf(stderr, "flood_bench: --port null: cannot set its RX queue up again\n");
+        return false;
+    }
+    return true;
+}
+
+/// The bench's sbcd config, its interface on `device`, `extra` appended.
+std::string config_text(const std::string& device, const std::string& extra)
 {
     std::string t =
         "[node]\nworkers = 1\nmanagement_http = \"\"\n\n"
-        "[[interface]]\nname = \"access\"\ndevice = \"net_ring_flood\"\naddress = \"198.18.0.1/24\"\n\n"
+        "[[interface]]\nname = \"access\"\ndevice = \"" + device + "\"\naddress = \"198.18.0.1/24\"\n\n"
         "[[trunk]]\nname = \"carrier\"\ninterface = \"access\"\nport = 5060\nallow = [\"198.18.0.2/32\"]\n"
         "trusted = true\n";
     t += "\n[[trunk]]\nname = \"customers\"\ninterface = \"access\"\nport = 5062\nallow = [\"198.18.0.3/32\", \"198.18.128.0/17\"]\n\n"
@@ -206,7 +250,7 @@ int main(int argc, char** argv)
     unsigned backlog = 2048;
     uint32_t unknown_sources = 65536;
     double timeline_ms = 0;
-    std::string mix = "all", extra_file;
+    std::string mix = "all", extra_file, port_kind = "ring";
     int i = 1;
     for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
         const std::string a = argv[i];
@@ -221,10 +265,11 @@ int main(int argc, char** argv)
         else if (a == "--call-timeout" && v) call_timeout = std::atof(argv[++i]);
         else if (a == "--config-extra" && v) extra_file = argv[++i];
         else if (a == "--timeline-ms" && v) timeline_ms = std::atof(argv[++i]);
+        else if (a == "--port" && v) port_kind = argv[++i];
         else {
             std::fprintf(stderr, "usage: flood_bench [--seconds N] [--baseline N] [--legit-cps N] "
                                  "[--mix all|unknown|invite|malformed|spoofed|floor|forward|forward_nic] [--backlog N] [--flood-max N] "
-                                 "[--unknown-sources N] [--call-timeout S] [--config-extra FILE] [--timeline-ms N] -- EAL args\n");
+                                 "[--unknown-sources N] [--call-timeout S] [--config-extra FILE] [--timeline-ms N] [--port ring|null] -- EAL args\n");
             return 2;
         }
     }
@@ -240,6 +285,17 @@ int main(int argc, char** argv)
     const bool forward_nic = mix == "forward_nic";
     const bool forward = mix == "forward" || forward_nic;
     if (forward) legit_cps = 0;  // the macswap stage would send the calls' messages back
+    const bool owned = port_kind == "null";
+    if (port_kind != "ring" && !owned) {
+        std::fprintf(stderr, "flood_bench: --port: expected ring or null, got %s\n", port_kind.c_str());
+        return 2;
+    }
+    if (owned && (forward_nic || mix == "spoofed")) {
+        std::fprintf(stderr, "flood_bench: --port null: the worker frees what it sends there already (no forward_nic), "
+                             "and its frames repeat (no spoofed)\n");
+        return 2;
+    }
+    if (owned) legit_cps = 0;  // nothing comes from the generator on that port
     backlog = std::clamp(backlog, 32u, 16384u);
     unknown_sources = std::clamp(unknown_sources, 1u, 65536u);
     seconds = std::clamp(seconds, 0.1, 120.0);
@@ -257,7 +313,8 @@ int main(int argc, char** argv)
         extra = ss.str();
     }
 
-    const auto loaded = sbc::control::parse_config(config_text(extra), "flood_bench.toml");
+    const std::string device = owned ? "net_null_flood" : "net_ring_flood";
+    const auto loaded = sbc::control::parse_config(config_text(device, extra), "flood_bench.toml");
     if (!loaded.cfg) {
         for (const auto& e : loaded.errors) std::fprintf(stderr, "flood_bench: %s\n", e.to_string().c_str());
         return 2;
@@ -273,8 +330,15 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "flood_bench: rings or pool: %s\n", rte_strerror(rte_errno));
         return 1;
     }
-    const int port = rte_eth_from_rings("flood", &rx, 1, &tx, 1, static_cast<unsigned>(socket));
-    if (port < 0) {
+    if (owned) {
+        // net_null: its RX takes fresh mbufs from the worker's own pool and its TX frees on the
+        // worker, as a NIC's refill and completion do; the frame is what the mbuf last held.
+        const std::string args = "size=" + std::to_string(null_frame_bytes);
+        if (rte_vdev_init(device.c_str(), args.c_str()) != 0) {
+            std::fprintf(stderr, "flood_bench: cannot create %s\n", device.c_str());
+            return 1;
+        }
+    } else if (rte_eth_from_rings("flood", &rx, 1, &tx, 1, static_cast<unsigned>(socket)) < 0) {
         std::fprintf(stderr, "flood_bench: rte_eth_from_rings: %s\n", rte_strerror(rte_errno));
         return 1;
     }
@@ -284,7 +348,7 @@ int main(int argc, char** argv)
     po.mbufs_per_worker = 65535;
     po.setups_per_worker = cfg.limits.transactions_per_worker;
     po.dialogs_per_worker = cfg.limits.dialogs_per_worker;
-    auto rt = dp::start_dataplane({"net_ring_flood"}, po, error);
+    auto rt = dp::start_dataplane({device}, po, error);
     if (rt == nullptr) {
         std::fprintf(stderr, "flood_bench: %s\n", error.c_str());
         return 1;
@@ -313,8 +377,9 @@ int main(int argc, char** argv)
                 cfg.flood.enabled ? "true" : "false", lim.trusted_rate, lim.trusted_burst, lim.untrusted_rate,
                 lim.untrusted_burst, lim.untrusted_trunk_rate, lim.untrusted_trunk_burst, lim.unknown_rate,
                 lim.unknown_burst, lim.deny_after_malformed, cfg.flood.deny_s);
-    std::printf("run: mix=%s legit_cps=%lu baseline_s=%.1f flood_s=%.1f backlog=%u unknown_sources=%u call_timeout_s=%.1f\n",
-                mix.c_str(), static_cast<unsigned long>(legit_cps), baseline, seconds, backlog, unknown_sources, call_timeout);
+    std::printf("run: port=%s mix=%s legit_cps=%lu baseline_s=%.1f flood_s=%.1f backlog=%u unknown_sources=%u call_timeout_s=%.1f\n",
+                port_kind.c_str(), mix.c_str(), static_cast<unsigned long>(legit_cps), baseline, seconds, backlog, unknown_sources,
+                call_timeout);
 
     const uint64_t hz = rte_get_tsc_hz();
     go.to_worker = rx;
@@ -340,6 +405,14 @@ int main(int argc, char** argv)
         static_cast<fl::control_stand_in*>(ctx)->on_event(e, rte_rdtsc() / (rte_get_tsc_hz() / 1000));
     };
     fl::generator g(go);
+    if (owned) {
+        if (!preload(rt->ports[0].port_id, g)) return 1;
+        // The steady state from the first frame: the untrusted source denied (as it is within
+        // milliseconds of its flood in the ring runs), so that no flood frame is parsed.
+        control.list.add(sbc::ip_address::v4(fl::untrusted_ip), dp::deny_reason::by_operator, "flood_bench --port null",
+                         cfg.flood.deny_s, false, rte_rdtsc() / (hz / 1000), 0);
+        control.publish();
+    }
 
     dp::worker& w = *rt->workers[0];
     const auto launch = [&w]<typename Stage>(Stage) {
@@ -392,7 +465,7 @@ int main(int argc, char** argv)
     mark tl_prev = f0;
     uint64_t next_tl = timeline_ms > 0 ? at(f0.tsc, timeline_ms / 1e3) : UINT64_MAX;
     while ((now = rte_rdtsc()) < at(f0.tsc, seconds) && sum(g.offered()) - sum(f0.flood) < flood_max) {
-        step(now, due(now), true);
+        step(now, due(now), !owned);
         ov.sample(ovp, ms_since(now));
         if (now >= next_tl) {
             const mark m = take(w, g);
@@ -448,13 +521,14 @@ int main(int argc, char** argv)
     print_counters("baseline", base);
     print_counters("flood", flood);
     print_counters("tail", tail);
-    const uint64_t pkts = sum(flood.flood);
-    const double legit_share = legit_cpu_per_s * flood.wall_s;
+    // --port null: what the worker took from the port (forwarded, with the macswap stage).
+    const uint64_t pkts = !owned ? sum(flood.flood) : forward ? flood.d.tx_packets : flood.d.rx_packets;
+    const double legit_share = owned ? 0 : legit_cpu_per_s * flood.wall_s;
     const double flood_cpu = std::max(0.0, flood.busy_cpu_s - legit_share);
     const double drop_ns = pkts ? flood_cpu / static_cast<double>(pkts) * 1e9 : 0;
     const double flood_mpps = flood.busy_cpu_s > 0 ? static_cast<double>(pkts) / flood.busy_cpu_s / 1e6 : 0;
     for (std::size_t k = 0; k < fl::kind_count; ++k)
-        if (go.kinds[k])
+        if (go.kinds[k] && !owned)  // --port null: the port offers them (flood_pkts)
             std::printf("flood: kind=%s offered=%lu\n", std::string(fl::kind_names[k]).c_str(),
                         static_cast<unsigned long>(flood.flood[k]));
     std::printf("answers: to_unknown_sources=%lu to_untrusted_source:", static_cast<unsigned long>(g.unknown_answers()));

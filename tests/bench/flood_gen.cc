@@ -1,6 +1,7 @@
 // The flood benchmark's traffic generator (see flood_gen.h). Main lcore only.
 #include "flood_gen.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -311,6 +312,36 @@ void generator::expire(uint64_t now)
 
 unsigned generator::rx_backlog() const { return rte_ring_count(o_.to_worker); }
 
+kind generator::write_flood(rte_mbuf* m)
+{
+    const kind k = turn_[next_turn_];
+    next_turn_ = next_turn_ + 1 == turn_.size() ? 0 : next_turn_ + 1;
+    const uint64_t seq = flood_seq_++;
+    const tmpl& t = k == kind::unknown ? unknown_
+                    : k == kind::invite ? invite_
+                    : k == kind::spoofed ? spoofed_
+                    : k == kind::floor || k == kind::forward || k == kind::forward_nic ? floor_
+                                                             : malformed_[seq % malformed_.size()];
+    auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(t.bytes.size())));
+    std::memcpy(p, t.bytes.data(), t.bytes.size());
+    for (uint8_t j = 0; j < t.patches; ++j) put_hex(reinterpret_cast<char*>(p + t.patch[j]), static_cast<uint32_t>(seq));
+    if (k == kind::unknown || k == kind::spoofed) {
+        auto* ip = reinterpret_cast<rte_ipv4_hdr*>(p + 14);
+        ip->src_addr = rte_cpu_to_be_32(k == kind::unknown ? unknown_base + static_cast<uint32_t>(seq % o_.unknown_sources)
+                                                           : spoofed_base + static_cast<uint32_t>(seq % spoofed_sources));
+        ip->hdr_checksum = 0;
+        ip->hdr_checksum = rte_ipv4_cksum(ip);
+    }
+    return k;
+}
+
+std::size_t generator::longest_flood() const
+{
+    std::size_t n = std::max({unknown_.bytes.size(), invite_.bytes.size(), spoofed_.bytes.size(), floor_.bytes.size()});
+    for (const tmpl& t : malformed_) n = std::max(n, t.bytes.size());
+    return n;
+}
+
 void generator::offer_flood()
 {
     if (turn_.empty()) return;
@@ -323,28 +354,7 @@ void generator::offer_flood()
         return;
     }
     std::array<kind, 64> kinds;
-    for (unsigned i = 0; i < n; ++i) {
-        const kind k = turn_[next_turn_];
-        next_turn_ = next_turn_ + 1 == turn_.size() ? 0 : next_turn_ + 1;
-        kinds[i] = k;
-        const uint64_t seq = flood_seq_++;
-        const tmpl& t = k == kind::unknown ? unknown_
-                        : k == kind::invite ? invite_
-                        : k == kind::spoofed ? spoofed_
-                        : k == kind::floor || k == kind::forward || k == kind::forward_nic ? floor_
-                                                                 : malformed_[seq % malformed_.size()];
-        rte_mbuf* m = pkts[i];
-        auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(t.bytes.size())));
-        std::memcpy(p, t.bytes.data(), t.bytes.size());
-        for (uint8_t j = 0; j < t.patches; ++j) put_hex(reinterpret_cast<char*>(p + t.patch[j]), static_cast<uint32_t>(seq));
-        if (k == kind::unknown || k == kind::spoofed) {
-            auto* ip = reinterpret_cast<rte_ipv4_hdr*>(p + 14);
-            ip->src_addr = rte_cpu_to_be_32(k == kind::unknown ? unknown_base + static_cast<uint32_t>(seq % o_.unknown_sources)
-                                                               : spoofed_base + static_cast<uint32_t>(seq % spoofed_sources));
-            ip->hdr_checksum = 0;
-            ip->hdr_checksum = rte_ipv4_cksum(ip);
-        }
-    }
+    for (unsigned i = 0; i < n; ++i) kinds[i] = write_flood(pkts[i]);
     // The ring is larger than `backlog`, so all fit; never count what was not sent all the same.
     const unsigned sent = rte_ring_sp_enqueue_burst(o_.to_worker, reinterpret_cast<void**>(pkts.data()), n, nullptr);
     if (sent < n) rte_pktmbuf_free_bulk(pkts.data() + sent, n - sent);

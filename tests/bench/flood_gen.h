@@ -88,6 +88,12 @@ public:
     /// then, with `flood`, tops the RX ring up with flood frames to `backlog`. Expires calls.
     void round(uint64_t now, uint64_t legit_due, bool flood);
 
+    /// Writes the next flood frame of the turn (the kinds offered, in order) into the empty
+    /// mbuf `m`; returns its kind. What offer_flood sends, and what `--port null` preloads.
+    kind write_flood(rte_mbuf* m);
+    /// The longest flood frame of any kind, in bytes.
+    [[nodiscard]] std::size_t longest_flood() const;
+
     /// Frames waiting in the worker's RX ring.
     [[nodiscard]] unsigned rx_backlog() const;
     /// Legitimate calls started and not yet ok or failed.
