@@ -82,7 +82,7 @@ struct flood_limits {
 /// src.hash(), for a caller that has it already. Any thread. Always inlined: the first stage
 /// asks it for every datagram of a flood.
 [[gnu::always_inline]] inline trust classify(const sip::proxy_tables& t, uint16_t trunk, const ip_address& src,
-                                              uint64_t hash) noexcept
+                                             uint64_t hash) noexcept
 {
     if (t.is_peer_address(src, hash)) return trust::trusted;
     if (trunk >= t.trunks.size() || !t.trunks[trunk].allows(src)) return trust::unknown;

@@ -101,7 +101,8 @@ inline early_screen::verdict early_screen::check(const rte_mbuf* m, uint16_t l2)
     // Version 4 and no options: the UDP header follows at a fixed place.
     if (ip->version_ihl != 0x45 || ip->next_proto_id != IPPROTO_UDP || rte_ipv4_frag_pkt_is_fragmented(ip)) return keep;
     const auto* udp = reinterpret_cast<const rte_udp_hdr*>(ip + 1);
-    if (flows_ != nullptr && flows_->in_range(rte_be_to_cpu_16(udp->dst_port))) return keep;  // media: the UDP stage's order
+    if (flows_ != nullptr && flows_->in_range(rte_be_to_cpu_16(udp->dst_port)))
+        return keep;  // media: the UDP stage's order
     // A denied source floods: the burst's last denied source, address and port are dropped
     // again without a lookup (nothing the decision depends on changes within a burst).
     if (last_denied_.set && last_denied_.src == ip->src_addr && last_denied_.dst == ip->dst_addr &&

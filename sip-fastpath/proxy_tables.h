@@ -247,7 +247,10 @@ struct proxy_tables {
     }
     /// Whether any peer has this address (in-dialog requests come from peers too): a hash
     /// lookup (index_peers must have run).
-    [[nodiscard]] bool is_peer_address(const ip_address& address) const noexcept { return is_peer_address(address, address.hash()); }
+    [[nodiscard]] bool is_peer_address(const ip_address& address) const noexcept
+    {
+        return is_peer_address(address, address.hash());
+    }
     /// The same, with `hash` = address.hash() already at hand.
     [[nodiscard]] bool is_peer_address(const ip_address& address, uint64_t hash) const noexcept
     {

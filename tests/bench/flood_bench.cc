@@ -131,7 +131,8 @@ constexpr unsigned null_frame_bytes = 1400;
 bool preload(uint16_t port, fl::generator& g)
 {
     if (g.longest_flood() > null_frame_bytes) {
-        std::fprintf(stderr, "flood_bench: a flood frame of %zu bytes exceeds --port null's %u\n", g.longest_flood(), null_frame_bytes);
+        std::fprintf(stderr, "flood_bench: a flood frame of %zu bytes exceeds --port null's %u\n", g.longest_flood(),
+                     null_frame_bytes);
         return false;
     }
     const int socket = static_cast<int>(rte_socket_id());
@@ -148,7 +149,8 @@ bool preload(uint16_t port, fl::generator& g)
             static_cast<fl::generator*>(gen)->write_flood(m);
         },
         &g);
-    if (rte_eth_dev_stop(port) != 0 || rte_eth_rx_queue_setup(port, 0, 512, static_cast<unsigned>(socket), nullptr, pool) != 0 ||
+    if (rte_eth_dev_stop(port) != 0 ||
+        rte_eth_rx_queue_setup(port, 0, 512, static_cast<unsigned>(socket), nullptr, pool) != 0 ||
         rte_eth_dev_start(port) != 0) {
         std::fprintf(stderr, "flood_bench: --port null: cannot set its RX queue up again\n");
         return false;
@@ -159,11 +161,9 @@ bool preload(uint16_t port, fl::generator& g)
 /// The bench's sbcd config, its interface on `device`, `extra` appended.
 std::string config_text(const std::string& device, const std::string& extra)
 {
-    std::string t =
-        "[node]\nworkers = 1\nmanagement_http = \"\"\n\n"
-        "[[interface]]\nname = \"access\"\ndevice = \"" + device + "\"\naddress = \"198.18.0.1/24\"\n\n"
-        "[[trunk]]\nname = \"carrier\"\ninterface = \"access\"\nport = 5060\nallow = [\"198.18.0.2/32\"]\n"
-        "trusted = true\n";
+    std::string t = "[node]\nworkers = 1\nmanagement_http = \"\"\n\n[[interface]]\nname = \"access\"\ndevice = \"";
+    t += device + "\"\naddress = \"198.18.0.1/24\"\n\n";
+    t += "[[trunk]]\nname = \"carrier\"\ninterface = \"access\"\nport = 5060\nallow = [\"198.18.0.2/32\"]\ntrusted = true\n";
     t += "\n[[trunk]]\nname = \"customers\"\ninterface = \"access\"\nport = 5062\nallow = [\"198.18.0.3/32\", \"198.18.128.0/17\"]\n\n"
          "[[region]]\nname = \"r1\"\ntrunk = \"carrier\"\npeers = [ { address = \"198.18.0.11:5060\" } ]\n\n"
          "[[peer_group]]\nname = \"g1\"\nregions = [\"r1\"]\n\n"
@@ -267,9 +267,12 @@ int main(int argc, char** argv)
         else if (a == "--timeline-ms" && v) timeline_ms = std::atof(argv[++i]);
         else if (a == "--port" && v) port_kind = argv[++i];
         else {
-            std::fprintf(stderr, "usage: flood_bench [--seconds N] [--baseline N] [--legit-cps N] "
-                                 "[--mix all|unknown|invite|malformed|spoofed|floor|forward|forward_nic] [--backlog N] [--flood-max N] "
-                                 "[--unknown-sources N] [--call-timeout S] [--config-extra FILE] [--timeline-ms N] [--port ring|null] -- EAL args\n");
+            std::fprintf(
+                stderr,
+                "usage: flood_bench [--seconds N] [--baseline N] [--legit-cps N] "
+                "[--mix all|unknown|invite|malformed|spoofed|floor|forward|forward_nic] [--backlog N] [--flood-max N] "
+                "[--unknown-sources N] [--call-timeout S] [--config-extra FILE] [--timeline-ms N] [--port ring|null] "
+                "-- EAL args\n");
             return 2;
         }
     }
@@ -377,9 +380,10 @@ int main(int argc, char** argv)
                 cfg.flood.enabled ? "true" : "false", lim.trusted_rate, lim.trusted_burst, lim.untrusted_rate,
                 lim.untrusted_burst, lim.untrusted_trunk_rate, lim.untrusted_trunk_burst, lim.unknown_rate,
                 lim.unknown_burst, lim.deny_after_malformed, cfg.flood.deny_s);
-    std::printf("run: port=%s mix=%s legit_cps=%lu baseline_s=%.1f flood_s=%.1f backlog=%u unknown_sources=%u call_timeout_s=%.1f\n",
-                port_kind.c_str(), mix.c_str(), static_cast<unsigned long>(legit_cps), baseline, seconds, backlog, unknown_sources,
-                call_timeout);
+    std::printf("run: port=%s mix=%s legit_cps=%lu baseline_s=%.1f flood_s=%.1f backlog=%u unknown_sources=%u "
+                "call_timeout_s=%.1f\n",
+                port_kind.c_str(), mix.c_str(), static_cast<unsigned long>(legit_cps), baseline, seconds, backlog,
+                unknown_sources, call_timeout);
 
     const uint64_t hz = rte_get_tsc_hz();
     go.to_worker = rx;
@@ -518,6 +522,7 @@ int main(int argc, char** argv)
                 base.wall_s, static_cast<unsigned long>(base.legit_started), base.cpu_s, base.busy * 100, base.busy_cpu_s,
                 legit_cpu_per_s,
                 base.legit_started ? base.busy_cpu_s / static_cast<double>(base.legit_started) * 1e6 : 0.0);
+    if (owned) std::printf("baseline: --port null: the port floods from the start; no calls, nothing subtracted\n");
     print_counters("baseline", base);
     print_counters("flood", flood);
     print_counters("tail", tail);
@@ -566,13 +571,16 @@ int main(int argc, char** argv)
         // Frames per busy iteration (full bursts: the per-iteration work is spread over 32) and
         // what a busy and an idle iteration cost: where a drop's cost goes, burst or loop.
         const auto& d = flood.d;
-        const double busy_loops = static_cast<double>(d.busy_loops), idle_loops = static_cast<double>(d.loops - d.busy_loops);
-        const double frames = static_cast<double>(d.rx_packets != 0 ? d.rx_packets : d.tx_packets);  // macswap counts no rx
+        const double busy_loops = static_cast<double>(d.busy_loops),
+                     idle_loops = static_cast<double>(d.loops - d.busy_loops);
+        const double frames =
+            static_cast<double>(d.rx_packets != 0 ? d.rx_packets : d.tx_packets);  // macswap counts no rx
         const double ns_per_cycle = 1e9 / static_cast<double>(hz);
-        std::printf("loops: busy=%.0f idle=%.0f frames_per_busy_loop=%.1f busy_ns_per_loop=%.0f idle_ns_per_loop=%.0f\n",
-                    busy_loops, idle_loops, busy_loops > 0 ? frames / busy_loops : 0.0,
-                    busy_loops > 0 ? static_cast<double>(d.busy_cycles) * ns_per_cycle / busy_loops : 0.0,
-                    idle_loops > 0 ? static_cast<double>(d.total_cycles - d.busy_cycles) * ns_per_cycle / idle_loops : 0.0);
+        std::printf(
+            "loops: busy=%.0f idle=%.0f frames_per_busy_loop=%.1f busy_ns_per_loop=%.0f idle_ns_per_loop=%.0f\n",
+            busy_loops, idle_loops, busy_loops > 0 ? frames / busy_loops : 0.0,
+            busy_loops > 0 ? static_cast<double>(d.busy_cycles) * ns_per_cycle / busy_loops : 0.0,
+            idle_loops > 0 ? static_cast<double>(d.total_cycles - d.busy_cycles) * ns_per_cycle / idle_loops : 0.0);
     }
     if (forward)
         std::printf("%s: fresh_ns_per_pkt=%.1f offered=%lu worker_tx=%lu returned=%lu busy=%.1f%%\n", mix.c_str(), drop_ns,

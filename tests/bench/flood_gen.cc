@@ -317,18 +317,21 @@ kind generator::write_flood(rte_mbuf* m)
     const kind k = turn_[next_turn_];
     next_turn_ = next_turn_ + 1 == turn_.size() ? 0 : next_turn_ + 1;
     const uint64_t seq = flood_seq_++;
-    const tmpl& t = k == kind::unknown ? unknown_
-                    : k == kind::invite ? invite_
+    const tmpl& t = k == kind::unknown   ? unknown_
+                    : k == kind::invite  ? invite_
                     : k == kind::spoofed ? spoofed_
-                    : k == kind::floor || k == kind::forward || k == kind::forward_nic ? floor_
-                                                             : malformed_[seq % malformed_.size()];
+                    : k == kind::floor || k == kind::forward || k == kind::forward_nic
+                        ? floor_
+                        : malformed_[seq % malformed_.size()];
     auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(t.bytes.size())));
     std::memcpy(p, t.bytes.data(), t.bytes.size());
-    for (uint8_t j = 0; j < t.patches; ++j) put_hex(reinterpret_cast<char*>(p + t.patch[j]), static_cast<uint32_t>(seq));
+    for (uint8_t j = 0; j < t.patches; ++j)
+        put_hex(reinterpret_cast<char*>(p + t.patch[j]), static_cast<uint32_t>(seq));
     if (k == kind::unknown || k == kind::spoofed) {
         auto* ip = reinterpret_cast<rte_ipv4_hdr*>(p + 14);
-        ip->src_addr = rte_cpu_to_be_32(k == kind::unknown ? unknown_base + static_cast<uint32_t>(seq % o_.unknown_sources)
-                                                           : spoofed_base + static_cast<uint32_t>(seq % spoofed_sources));
+        ip->src_addr =
+            rte_cpu_to_be_32(k == kind::unknown ? unknown_base + static_cast<uint32_t>(seq % o_.unknown_sources)
+                                                : spoofed_base + static_cast<uint32_t>(seq % spoofed_sources));
         ip->hdr_checksum = 0;
         ip->hdr_checksum = rte_ipv4_cksum(ip);
     }

@@ -215,7 +215,8 @@ TEST_F(flood, the_first_stage_judges_each_datagram_by_its_own_trunk_within_one_b
     dp::flood_limits l;
     start(false, l, {ip_address::v4(caller_ip)});
     for (int i = 0; i < 4; ++i)
-        ASSERT_TRUE(h_->receive(sip_frame(*h_, caller_mac, caller_ip, options(caller_ip, i), i % 2 ? carrier_port : sip_port)));
+        ASSERT_TRUE(
+            h_->receive(sip_frame(*h_, caller_mac, caller_ip, options(caller_ip, i), i % 2 ? carrier_port : sip_port)));
     h_->poll();
     EXPECT_EQ(drops(dp::drop_reason::flood_denied), 2u) << "its datagrams to the untrusted trunk";
     EXPECT_EQ(stat(sip::proxy_counter::options_answered), 2u) << "its datagrams to the trusted trunk are served";
