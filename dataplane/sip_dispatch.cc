@@ -96,7 +96,8 @@ void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, const sip_hand
         rte_pktmbuf_free(m);
         return;
     }
-    if (check_owner && parsed && hand_off(w, sip::message_owner(msg), m, in, t)) return;
+    // With one worker every message is its own: no owner to look for.
+    if (check_owner && parsed && w.handoff_span > 1 && hand_off(w, sip::message_owner(msg), m, in, t)) return;
     // A running capture: matched here, by the owner, on the parsed message (capture.h).
     const capture_filter* capture = capture_now(w);
     if (capture != nullptr) capture_input(w, *capture, m, in, parsed ? &msg : nullptr);

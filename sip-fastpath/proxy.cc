@@ -49,10 +49,8 @@ std::optional<ip_address> uri_address(std::string_view raw, const uri& u) noexce
 
 /// URI host, port and transport as an endpoint; false when the host is not an address
 /// literal (the fast path does no DNS). The connection is left to the send step.
-bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
+bool parsed_uri_endpoint(std::string_view raw, const uri& u, endpoint& ep)
 {
-    uri u;
-    if (!parse_uri(raw, uri_text, u)) return false;
     const std::optional<ip_address> ip = uri_address(raw, u);
     if (!ip) return false;
     uint16_t port = 0;
@@ -60,6 +58,12 @@ bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
     if (!uri_port_transport(raw, u, port, proto)) return false;
     ep = endpoint{*ip, port, proto, 0};
     return true;
+}
+
+bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
+{
+    uri u;
+    return parse_uri(raw, uri_text, u) && parsed_uri_endpoint(raw, u, ep);
 }
 
 bool same_name(std::string_view a, std::string_view b) noexcept
@@ -136,13 +140,9 @@ bool uri_target(std::string_view raw, span uri_text, endpoint& ep) noexcept
 
 std::optional<ip_address> contact_address(const message& m) noexcept
 {
-    if (m.h_contact == no_header) return std::nullopt;
-    name_addr na;
-    if (parse_name_addr(m.raw, m.headers[m.h_contact].value, na, error::bad_contact) != error::none)
-        return std::nullopt;
-    uri u;
-    if (!parse_uri(m.raw, na.uri_text, u)) return std::nullopt;
-    return uri_address(m.raw, u);
+    const uri* u = first_contact_uri(m);  // parsed once per message
+    if (u == nullptr) return std::nullopt;
+    return uri_address(m.raw, *u);
 }
 
 std::string_view proxy_counter_name(proxy_counter c) noexcept { return counter_texts.name(c); }
@@ -211,6 +211,33 @@ bool has_second_via(const message& m) noexcept
     return false;
 }
 
+namespace {
+
+constexpr int owner_unknown = -2;
+
+/// The ;w= parameter of a Route value of the plain form we write, `<sip:host[:port];...;w=N...>`,
+/// read without parsing the URI; owner_unknown when the value is of another form (a display
+/// name, no angle brackets, a user part, no such parameter) and needs the full parse.
+int route_owner_fast(std::string_view raw, span value) noexcept
+{
+    const std::string_view v = value.in(raw);
+    if (v.size() < 8 || v[0] != '<') return owner_unknown;
+    const std::size_t gt = v.find('>');
+    if (gt == std::string_view::npos) return owner_unknown;
+    const std::string_view u = v.substr(1, gt - 1);
+    // A user part may hold ';' (RFC 3261 25.1 user-unreserved): only ours, without one, here.
+    if (u.find('@') != std::string_view::npos || u.find('?') != std::string_view::npos) return owner_unknown;
+    const std::size_t at = u.find(";w=");
+    if (at == std::string_view::npos) return owner_unknown;  // none, or another spelling: the full parse decides
+    std::size_t e = at + 3;
+    while (e < u.size() && u[e] != ';') ++e;
+    uint64_t w = 0;
+    if (!get_hex(u.substr(at + 3, e - at - 3), w)) return owner_unknown;
+    return static_cast<int>(w);
+}
+
+}  // namespace
+
 int message_owner(const message& m) noexcept
 {
     if (m.is_response()) {
@@ -223,6 +250,7 @@ int message_owner(const message& m) noexcept
     // Requests inside a dialog carry our Record-Route as their top Route: ;w= names the
     // worker that owns the dialog.
     if (m.h_route == no_header) return hidden_contact_owner(m);  // the Contact we wrote (topology_hiding.h)
+    if (const int w = route_owner_fast(m.raw, m.headers[m.h_route].value); w != owner_unknown) return w;
     name_addr na;
     if (parse_name_addr(m.raw, m.headers[m.h_route].value, na, error::bad_route) != error::none) return -1;
     uri u;
@@ -432,7 +460,9 @@ bool proxy::forward_in_dialog(const proxy_tables& t, const peer_health& h, const
             to_caller_conn = true;
         }
     }
-    if (!to_caller_conn && !have_next && (route_left || !uri_endpoint(m.raw, m.request_uri, next))) next = endpoint{};
+    // The Request-URI as the parser read it (m.ruri): not parsed again.
+    if (!to_caller_conn && !have_next && (route_left || m.errors.has(error::bad_request_uri) || !parsed_uri_endpoint(m.raw, m.ruri, next)))
+        next = endpoint{};
     if (!next.addr.is_v4()) {  // the dataplane sends IPv4 only (for now)
         stats_->add(proxy_counter::rejected);
         respond(a, 404, "Not Found (next hop is not an IPv4 address)", out);

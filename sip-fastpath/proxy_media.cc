@@ -60,11 +60,8 @@ void proxy::media_dialog_started(uint32_t slot) noexcept
     if (inv.h_from == no_header || ok.h_to == no_header || inv.h_call_id == no_header) return;
     // Targets: each side's Contact, else what we know of it (Request-URI, From URI).
     auto contact = [](const message& m, std::string_view fallback) {
-        name_addr na;
-        if (m.h_contact != no_header &&
-            parse_name_addr(m.raw, m.headers[m.h_contact].value, na, error::bad_contact) == error::none)
-            return m.text(na.uri_text);
-        return fallback;
+        const name_addr* na = first_contact(m);  // parsed once per message
+        return na != nullptr ? m.text(na->uri_text) : fallback;
     };
     const std::array<std::string_view, media_dialog::count_> values{
         inv.call_id(), inv.text(inv.headers[inv.h_from].value), ok.text(ok.headers[ok.h_to].value),

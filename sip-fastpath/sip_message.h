@@ -91,6 +91,16 @@ struct message {
   error_set errors;
   error first_error = error::none;  // the first problem found, for counters and Reason
 
+  /// The first Contact header's value read as one name-addr, and its URI: parsed on first use
+  /// (first_contact, first_contact_uri), once per message, for the several readers of a
+  /// call's Contact (the dialog's parties, topology hiding, media's BYEs). parse() resets it.
+  struct contact_memo {
+    enum : uint8_t { unknown, absent, name_addr_only, both } state = unknown;
+    name_addr na;
+    uri u;
+  };
+  mutable contact_memo contact_;
+
   [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
   [[nodiscard]] bool is_request() const noexcept { return kind == message_kind::request; }
   [[nodiscard]] bool is_response() const noexcept { return kind == message_kind::response; }
@@ -141,6 +151,16 @@ error parse_rewritten(std::string_view buf, const message& orig, const rewrite_m
 /// the URIs of From and To, and every Contact, Route and Record-Route element. Returns
 /// the problems found (none: an empty set); `first` gets the first of them. Pure.
 error_set check_message(const message& m, error& first) noexcept;
+
+/// The first Contact's value as one name-addr (parse_name_addr, bad_contact), or null when
+/// there is none or it is not one; parsed once per message.
+const name_addr* first_contact(const message& m) noexcept;
+/// Its URI, or null when first_contact is null or its URI does not parse; parsed once.
+const uri* first_contact_uri(const message& m) noexcept;
+
+/// How many messages this thread has parsed (parse, parse_rewritten): what a test counts to
+/// show that a message is parsed once per worker that needs it.
+uint64_t parse_count() noexcept;
 
 /// Method from its name (case-sensitive, RFC 3261 section 7.1); method::unknown otherwise.
 method method_from_name(std::string_view name) noexcept;

@@ -45,7 +45,10 @@ void reset(message& m, std::string_view buf) noexcept {
   m.body = span{};
   m.errors = error_set{};
   m.first_error = error::none;
+  m.contact_.state = message::contact_memo::unknown;
 }
+
+thread_local uint64_t parses = 0;
 
 // "SIP/2.0" -> true; "SIP/x.y" -> sets *known=false; anything else -> false.
 bool check_version(std::string_view v, bool& known) noexcept {
@@ -359,6 +362,7 @@ uint32_t line_end(const char* d, uint32_t from, uint32_t n) noexcept {
 
 // parse(), and parse_rewritten() when `orig` is given.
 error parse_impl(std::string_view buf, message& m, const message* orig, const rewrite_map* map) noexcept {
+  ++parses;
   reset(m, buf);
   if (buf.empty()) return fail(m, error::empty);
   if (buf.size() > max_message_size) return fail(m, error::too_large);
@@ -479,6 +483,24 @@ error parse_impl(std::string_view buf, message& m, const message* orig, const re
 }  // namespace
 
 error parse(std::string_view buf, message& m) noexcept { return parse_impl(buf, m, nullptr, nullptr); }
+
+uint64_t parse_count() noexcept { return parses; }
+
+const name_addr* first_contact(const message& m) noexcept {
+  using memo = message::contact_memo;
+  memo& c = m.contact_;
+  if (c.state == memo::unknown) {
+    c.state = memo::absent;
+    if (m.h_contact != no_header &&
+        parse_name_addr(m.raw, m.headers[m.h_contact].value, c.na, error::bad_contact) == error::none)
+      c.state = parse_uri(m.raw, c.na.uri_text, c.u) ? memo::both : memo::name_addr_only;
+  }
+  return c.state == memo::absent ? nullptr : &c.na;
+}
+
+const uri* first_contact_uri(const message& m) noexcept {
+  return first_contact(m) != nullptr && m.contact_.state == message::contact_memo::both ? &m.contact_.u : nullptr;
+}
 
 error parse_rewritten(std::string_view buf, const message& orig, const rewrite_map& map, message& out) noexcept {
   const bool clean = orig.first_error == error::none && orig.errors.empty();

@@ -152,6 +152,35 @@ inline uint32_t find_value_end(const char* d, uint32_t pos, uint32_t end, uint32
   return pos < end ? pos : end;
 }
 
+/// Offset of the first byte that matters to a comma-separated list ('"', '<', '>', ',') in
+/// d[pos, end), or end; 16 bytes at a time, loads up to `limit` like find_byte.
+inline uint32_t find_list_special(const char* d, uint32_t pos, uint32_t end, uint32_t limit = 0) noexcept {
+  if (limit < end) limit = end;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i lt = _mm_set1_epi8('<');
+  const __m128i gt = _mm_set1_epi8('>');
+  const __m128i comma = _mm_set1_epi8(',');
+  while (pos < end && pos + 16 <= limit) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + pos));
+    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, lt)),
+                                     _mm_or_si128(_mm_cmpeq_epi8(v, gt), _mm_cmpeq_epi8(v, comma)));
+    const int mask = _mm_movemask_epi8(hit);
+    if (mask != 0) {
+      const uint32_t at = pos + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+      return at < end ? at : end;
+    }
+    pos += 16;
+  }
+#endif
+  while (pos < end) {
+    const char c = d[pos];
+    if (c == '"' || c == '<' || c == '>' || c == ',') break;
+    ++pos;
+  }
+  return pos < end ? pos : end;
+}
+
 /// Case-insensitive equality of a token against a lowercase literal. Valid for token
 /// bytes only: OR-ing 0x20 maps no other token byte onto a lowercase letter or '-'.
 constexpr bool eq_lower(std::string_view s, std::string_view lower) noexcept {

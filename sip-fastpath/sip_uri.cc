@@ -257,6 +257,8 @@ bool value_iter::next(span& out, error& err) noexcept {
     uint32_t b = pos;
     bool angle = false;
     while (pos < end) {
+      pos = find_list_special(buf.data(), pos, end, static_cast<uint32_t>(buf.size()));
+      if (pos >= end) break;
       char c = buf[pos];
       if (c == '"') {
         uint32_t q = skip_quoted(buf, pos, end);

@@ -297,10 +297,8 @@ std::size_t without_via_source(std::span<char> via) noexcept
 
 std::string_view contact_uri(const message& m) noexcept
 {
-    if (m.h_contact == no_header) return {};
-    name_addr na;
-    if (parse_name_addr(m.raw, m.headers[m.h_contact].value, na, error::bad_contact) != error::none) return {};
-    return m.text(na.uri_text);
+    const name_addr* na = first_contact(m);  // parsed once per message
+    return na != nullptr ? m.text(na->uri_text) : std::string_view{};
 }
 
 bool has_hidden_via(const message& m) noexcept
