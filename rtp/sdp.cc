@@ -75,10 +75,15 @@ uint32_t static_clock(uint32_t pt) noexcept
     }
 }
 
+thread_local uint64_t sdp_parses = 0;
+
 }  // namespace
+
+uint64_t sdp_parse_count() noexcept { return sdp_parses; }
 
 bool parse_sdp(std::string_view body, sdp& out) noexcept
 {
+    ++sdp_parses;
     out = sdp{};
     if (body.size() < 4 || body.substr(0, 2) != "v=") return false;
     sdp_media* cur = nullptr;

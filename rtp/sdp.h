@@ -52,6 +52,9 @@ struct sdp {
 /// Parses `body`; false when it is not an SDP body we can anchor (no v= line first, a line
 /// that is not "x=...", a bad m= or c= line). Never reads outside body.
 bool parse_sdp(std::string_view body, sdp& out) noexcept;
+/// How many bodies this thread has parsed with parse_sdp: what a test counts to show that an
+/// offer and an answer are each parsed once per call, whatever its retries.
+uint64_t sdp_parse_count() noexcept;
 
 /// What to write instead: our address (dotted quad text) and, per m-line, our RTP port
 /// (0: leave that m-line's tokens alone). RTCP ports written are RTP port + 1.

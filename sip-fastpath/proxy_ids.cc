@@ -54,6 +54,16 @@ bool read_branch(std::string_view b, txn_id& id) noexcept
     return true;
 }
 
+std::size_t write_stateless_branch(char* out, uint8_t worker, uint64_t key) noexcept
+{
+    char* p = out;
+    std::memcpy(p, branch_stateless.data(), branch_stateless.size());
+    p += branch_stateless.size();
+    p = put_hex(p, worker, 2);
+    p = put_hex(p, key, 12);
+    return static_cast<std::size_t>(p - out);
+}
+
 int stateless_owner(std::string_view b) noexcept
 {
     uint64_t w;

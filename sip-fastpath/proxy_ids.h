@@ -31,6 +31,10 @@ struct txn_id {
 void write_branch(char* out, const txn_id& id) noexcept;
 /// Reads a stateful branch; false when `branch` is not one of ours.
 bool read_branch(std::string_view branch, txn_id& id) noexcept;
+/// Writes the stateless branch of `worker` for `key` (its low 48 bits) into out; its length
+/// (branch_stateless_len).
+std::size_t write_stateless_branch(char* out, uint8_t worker, uint64_t key) noexcept;
+constexpr std::size_t branch_stateless_len = 9 + 2 + 12;
 /// Owner worker of a stateless branch, or -1.
 int stateless_owner(std::string_view branch) noexcept;
 

@@ -245,9 +245,7 @@ write_result write_ops(std::string_view raw, const op_list& ops, std::span<char>
   return {error::none, static_cast<uint32_t>(w - out.data())};
 }
 
-}  // namespace
-
-write_result edit(const message& m, const edits& e, std::span<char> out) noexcept {
+write_result edit_impl(const message& m, const edits& e, std::span<char> out, edit_shifts* shifts) noexcept {
   if (m.kind == message_kind::invalid || m.headers_end == 0)
     return {m.first_error == error::none ? error::bad_start_line : m.first_error, 0};
   op_list ops;
@@ -260,7 +258,25 @@ write_result edit(const message& m, const edits& e, std::span<char> out) noexcep
     if (const error err = step(m, e, ops); err != error::none) return {err, 0};
   }
   ops.sort();
+  if (shifts != nullptr) {
+    shifts->n = 0;
+    shifts->complete = ops.n <= edit_shifts::capacity;
+    for (std::size_t i = 0; i < ops.n && i < edit_shifts::capacity; ++i) {
+      const op& o = ops.ops[i];
+      shifts->ops[shifts->n++] = {o.at, static_cast<int32_t>(o.size()) - static_cast<int32_t>(o.del), o.del == 0};
+    }
+  }
   return write_ops(m.raw, ops, out);
+}
+
+}  // namespace
+
+write_result edit(const message& m, const edits& e, std::span<char> out) noexcept {
+  return edit_impl(m, e, out, nullptr);
+}
+
+write_result edit(const message& m, const edits& e, std::span<char> out, edit_shifts& shifts) noexcept {
+  return edit_impl(m, e, out, &shifts);
 }
 
 }  // namespace sbc::sip

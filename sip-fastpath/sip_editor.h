@@ -4,6 +4,7 @@
 // received buffer itself with headroom in front. Any thread; no heap, no exceptions.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -50,5 +51,28 @@ struct edits {
 /// bad_max_forwards when decrementing a Max-Forwards of 0, bad_request_uri when asked to
 /// replace the Request-URI of a response.
 write_result edit(const message& m, const edits& e, std::span<char> out) noexcept;
+
+/// How far edit() moved the input's bytes: each operation's input offset and the bytes it
+/// added less those it removed, in input order. Lets a caller index the output by the input's
+/// parse instead of parsing the output again.
+struct edit_shifts {
+  static constexpr std::size_t capacity = 16;
+  struct shift {
+    uint32_t at;
+    int32_t delta;
+    bool insert;  // removes nothing: bytes at `at` itself move too
+  };
+  std::array<shift, capacity> ops{};
+  std::size_t n = 0;
+  bool complete = false;  // false: more operations than capacity, moved() is not to be used
+  /// Where input offset `off` is in the output (`off` not inside an edited range).
+  [[nodiscard]] uint32_t moved(uint32_t off) const noexcept {
+    int64_t o = off;
+    for (std::size_t i = 0; i < n && (ops[i].at < off || (ops[i].at == off && ops[i].insert)); ++i) o += ops[i].delta;
+    return static_cast<uint32_t>(o);
+  }
+};
+/// edit() that also says how it moved the input (`shifts`).
+write_result edit(const message& m, const edits& e, std::span<char> out, edit_shifts& shifts) noexcept;
 
 }  // namespace sbc::sip

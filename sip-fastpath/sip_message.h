@@ -158,9 +158,13 @@ const name_addr* first_contact(const message& m) noexcept;
 /// Its URI, or null when first_contact is null or its URI does not parse; parsed once.
 const uri* first_contact_uri(const message& m) noexcept;
 
-/// How many messages this thread has parsed (parse, parse_rewritten): what a test counts to
-/// show that a message is parsed once per worker that needs it.
+/// How many messages this thread has parsed whole (parse, and parse_rewritten when its
+/// original had errors): what a test counts to show that a message is parsed once per worker
+/// that needs it.
 uint64_t parse_count() noexcept;
+/// How many rewrites this thread has parsed from their original (parse_rewritten: only the
+/// lines the rewrite changed are parsed).
+uint64_t rewrite_parse_count() noexcept;
 
 /// Method from its name (case-sensitive, RFC 3261 section 7.1); method::unknown otherwise.
 method method_from_name(std::string_view name) noexcept;

@@ -48,7 +48,8 @@ void reset(message& m, std::string_view buf) noexcept {
   m.contact_.state = message::contact_memo::unknown;
 }
 
-thread_local uint64_t parses = 0;
+thread_local uint64_t parses = 0;     // parse()
+thread_local uint64_t rewrites = 0;   // parse_rewritten()
 
 // "SIP/2.0" -> true; "SIP/x.y" -> sets *known=false; anything else -> false.
 bool check_version(std::string_view v, bool& known) noexcept {
@@ -362,7 +363,7 @@ uint32_t line_end(const char* d, uint32_t from, uint32_t n) noexcept {
 
 // parse(), and parse_rewritten() when `orig` is given.
 error parse_impl(std::string_view buf, message& m, const message* orig, const rewrite_map* map) noexcept {
-  ++parses;
+  ++(orig == nullptr ? parses : rewrites);
   reset(m, buf);
   if (buf.empty()) return fail(m, error::empty);
   if (buf.size() > max_message_size) return fail(m, error::too_large);
@@ -485,6 +486,8 @@ error parse_impl(std::string_view buf, message& m, const message* orig, const re
 error parse(std::string_view buf, message& m) noexcept { return parse_impl(buf, m, nullptr, nullptr); }
 
 uint64_t parse_count() noexcept { return parses; }
+
+uint64_t rewrite_parse_count() noexcept { return rewrites; }
 
 const name_addr* first_contact(const message& m) noexcept {
   using memo = message::contact_memo;

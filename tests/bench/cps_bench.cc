@@ -62,7 +62,7 @@
 #include "dataplane/runtime.h"
 #include "dataplane/stages.h"
 #include "dataplane/worker.h"
-#include "sip-fastpath/proxy_internal.h"
+#include "sip-fastpath/call_state.h"
 #include "bench_common.h"
 #include "tests/bench/cps_tables.h"
 
@@ -525,12 +525,12 @@ int main(int argc, char** argv)
                     static_cast<unsigned long>(g.established), static_cast<unsigned long>(dialogs),
                     static_cast<unsigned long>(ps.setups_active.load()), static_cast<unsigned long>(rss1 - rss0),
                     bytes_per_call);
-        const double setup_b = static_cast<double>(sizeof(sip::proxy::setup) + sip::max_out_size + 4 + 4 + 24);
-        const double dialog_b = static_cast<double>(sizeof(sip::proxy::dialog_table::entry) + 4 + 4 + 24);
+        const double setup_b = static_cast<double>(sizeof(sip::call_setup) + sip::max_out_size + 4 + 4 + 24);
+        const double dialog_b = static_cast<double>(sizeof(sip::dialog_entry) + 4 + 4 + 24);
         std::printf("memory: tables: setup=%.0f bytes (slot %zu + message buffer %zu + free list, index, timer), "
                     "dialog=%.0f bytes (entry %zu + hash head, free list, timer)\n",
-                    setup_b, sizeof(sip::proxy::setup), sip::max_out_size, dialog_b,
-                    sizeof(sip::proxy::dialog_table::entry));
+                    setup_b, sizeof(sip::call_setup), sip::max_out_size, dialog_b,
+                    sizeof(sip::dialog_entry));
         // End the held calls.
         g.hold = false;
         const uint64_t held = g.next_call;

@@ -1,4 +1,4 @@
-// Call records in the proxy (common/call_record.h, proxy_cdr.h): filled while a call is set
+// The call record stage (common/call_record.h, stage_cdr.h): filled while a call is set
 // up and while its dialog lives, handed to the cdr_sink once when it ends. When each field is
 // filled:
 //  - invite_ms, trunk, route, Call-ID (cut to cdr_callid_size, callid_cut), From and To user
@@ -24,16 +24,32 @@
 // refused is recognised by its transaction key among the last few refused (proxy_cdr.h).
 // Worker only; no heap, locks or system calls: records live in tables allocated by
 // set_cdr_sink, and the sink copies each one out.
-#include "sip-fastpath/proxy_cdr.h"
+#include "sip-fastpath/stage_cdr.h"
 
 #include <algorithm>
 #include <cstring>
 #include <new>
 
-#include "sip-fastpath/proxy_internal.h"
 #include "sip-fastpath/sip_uri.h"
 
 namespace sbc::sip {
+
+cdr_stage::cdr_stage(cdr_sink* s, uint32_t n_setup, uint32_t n_dialog)
+    : sink(s), n_setups(n_setup), n_dialogs(n_dialog), setups(alloc.allocate(n_setup == 0 ? 1 : n_setup)),
+      dialogs(alloc.allocate(n_dialog == 0 ? 1 : n_dialog)), refused(new uint64_t[cdr_refused_keys]())
+{
+    // Records are constructed when a call takes the slot (untouched pages cost no memory
+    // until then); the live flags are what a scan at the worker's end reads, for slots the
+    // tables say are used, each of which a call constructed.
+}
+
+cdr_stage::~cdr_stage()
+{
+    alloc.deallocate(setups, n_setups == 0 ? 1 : n_setups);
+    alloc.deallocate(dialogs, n_dialogs == 0 ? 1 : n_dialogs);
+}
+
+namespace cdr {
 
 namespace {
 
@@ -74,50 +90,47 @@ void start_record(call_record& r, const message& m, const sip_input& a, uint8_t 
 
 }  // namespace
 
-void proxy::set_cdr_sink(cdr_sink* s)
-{
-    if (s == nullptr) {
-        cdr_.reset();
-        return;
-    }
-    cdr_ = std::make_unique<cdr_state>(s, n_setups_, dialogs_->table.capacity());
-}
+namespace {
 
-void proxy::cdr_emit(cdr_call& c) noexcept
+/// Hands `c` over (its media figures filled in first) and marks it done.
+void emit(cdr_stage& s, cdr_call& c) noexcept
 {
     c.live = false;
     call_record& r = c.rec;
-    if (media_ != nullptr) r.has_media = media_->call_figures(c.callid_hash, std::span<cdr_media, 2>(r.media));
-    cdr_->sink->call_ended(r);
+    if (s.media != nullptr) r.has_media = s.media->call_figures(c.callid_hash, std::span<cdr_media, 2>(r.media));
+    s.sink->call_ended(r);
 }
 
-void proxy::cdr_refused(const sip_input& a, uint16_t code, uint16_t route) noexcept
+}  // namespace
+
+void refused(cdr_stage& s, const message& m, const sip_input& in, uint8_t worker, uint16_t code, uint16_t route) noexcept
 {
-    const uint64_t key = upstream_key(*msg_, a.src);
-    uint64_t& seen = cdr_->refused[key % cdr_refused_keys];
+    const uint64_t key = upstream_key(m, in.src);
+    uint64_t& seen = s.refused[key % cdr_refused_keys];
     if (seen == key) return;  // its retransmission: the refusal was recorded
     seen = key;
     cdr_call c{};  // on the stack: handed over at once
-    start_record(c.rec, *msg_, a, worker_, route);
-    c.callid_hash = hash_bytes(msg_->call_id());
+    start_record(c.rec, m, in, worker, route);
+    c.callid_hash = hash_bytes(m.call_id());
     c.rec.end = cdr_end::refused;
     c.rec.final_code = code;
     c.rec.final_by = cdr_final_by::sbc;
     c.live = true;
-    cdr_emit(c);
+    emit(s, c);
 }
 
-void proxy::cdr_setup_started(uint32_t slot, const sip_input& a, uint16_t route) noexcept
+void setup_started(cdr_stage& s, uint32_t slot, const message& m, const sip_input& in, uint8_t worker, uint16_t route,
+                   uint64_t call) noexcept
 {
-    cdr_call* c = new (&cdr_->setups[slot]) cdr_call{};
-    start_record(c->rec, *msg_, a, worker_, route);
-    c->callid_hash = setups_->at(slot).callid_hash;
+    cdr_call* c = new (&s.setups[slot]) cdr_call{};
+    start_record(c->rec, m, in, worker, route);
+    c->callid_hash = call;
     c->live = true;
 }
 
-void proxy::cdr_attempt_sent(uint32_t slot, uint32_t peer_id, uint64_t now) noexcept
+void attempt_sent(cdr_stage& s, uint32_t slot, uint32_t peer_id, uint64_t now) noexcept
 {
-    cdr_call& c = cdr_->setups[slot];
+    cdr_call& c = s.setups[slot];
     if (!c.live) return;
     call_record& r = c.rec;
     if (r.attempts_total < UINT8_MAX) ++r.attempts_total;
@@ -129,9 +142,9 @@ void proxy::cdr_attempt_sent(uint32_t slot, uint32_t peer_id, uint64_t now) noex
     at.sent_ms = since(r.invite_ms, now);
 }
 
-void proxy::cdr_attempt_end(uint32_t slot, cdr_outcome o, uint16_t code, uint64_t now) noexcept
+void attempt_end(cdr_stage& s, uint32_t slot, cdr_outcome o, uint16_t code, uint64_t now) noexcept
 {
-    cdr_call& c = cdr_->setups[slot];
+    cdr_call& c = s.setups[slot];
     if (!c.live || !c.attempt_open) return;
     c.attempt_open = false;
     cdr_attempt& at = c.rec.attempts[c.rec.n_attempts - 1];
@@ -140,40 +153,39 @@ void proxy::cdr_attempt_end(uint32_t slot, cdr_outcome o, uint16_t code, uint64_
     at.ended_ms = since(c.rec.invite_ms, now);
 }
 
-void proxy::cdr_provisional(uint32_t slot, uint64_t now) noexcept
+void provisional(cdr_stage& s, uint32_t slot, uint64_t now) noexcept
 {
-    call_record& r = cdr_->setups[slot].rec;
-    if (cdr_->setups[slot].live && r.first_provisional_ms == 0)
+    call_record& r = s.setups[slot].rec;
+    if (s.setups[slot].live && r.first_provisional_ms == 0)
         r.first_provisional_ms = std::max<uint32_t>(1, since(r.invite_ms, now));
 }
 
-void proxy::cdr_final(uint32_t slot, uint16_t code, cdr_final_by by) noexcept
+void final_answer(cdr_stage& s, uint32_t slot, uint16_t code, cdr_final_by by) noexcept
 {
-    cdr_call& c = cdr_->setups[slot];
+    cdr_call& c = s.setups[slot];
     if (!c.live) return;
     c.rec.final_code = code;
     c.rec.final_by = by;
 }
 
-void proxy::cdr_setup_end(uint32_t slot, uint64_t now) noexcept
+void setup_end(cdr_stage& s, uint32_t slot, bool cancelled, uint64_t now) noexcept
 {
-    cdr_call& c = cdr_->setups[slot];
+    cdr_call& c = s.setups[slot];
     if (!c.live) return;
-    const bool cancelled = setups_->at(slot).cancelled;
     // An attempt still under way when the caller got its answer: the caller cancelled, or it
     // never left the SBC (too big, no route, no buffer).
-    cdr_attempt_end(slot, cancelled ? cdr_outcome::cancelled : cdr_outcome::not_sent, 0, now);
+    attempt_end(s, slot, cancelled ? cdr_outcome::cancelled : cdr_outcome::not_sent, 0, now);
     // No attempt made (every peer down, disabled or at its call limit): refused by the SBC.
     c.rec.end = cancelled ? cdr_end::cancelled : c.rec.attempts_total == 0 ? cdr_end::refused : cdr_end::failed;
     c.rec.end_ms = since(c.rec.invite_ms, now);
-    cdr_emit(c);
+    emit(s, c);
 }
 
-void proxy::cdr_answered(uint32_t slot, uint32_t d, uint16_t code, uint64_t now) noexcept
+void answered(cdr_stage& s, uint32_t slot, uint32_t d, uint16_t code, uint64_t now) noexcept
 {
-    cdr_call& c = cdr_->setups[slot];
+    cdr_call& c = s.setups[slot];
     if (!c.live) return;
-    cdr_attempt_end(slot, cdr_outcome::answered, code, now);
+    attempt_end(s, slot, cdr_outcome::answered, code, now);
     c.rec.final_code = code;
     c.rec.final_by = cdr_final_by::peer;
     c.rec.answer_ms = std::max<uint32_t>(1, since(c.rec.invite_ms, now));
@@ -182,30 +194,30 @@ void proxy::cdr_answered(uint32_t slot, uint32_t d, uint16_t code, uint64_t now)
         // hands over a call it stops following.
         c.rec.end = cdr_end::drain;
         c.rec.end_ms = c.rec.answer_ms;
-        cdr_emit(c);
+        emit(s, c);
         return;
     }
-    cdr_call* dc = new (&cdr_->dialogs[d]) cdr_call{c};
+    cdr_call* dc = new (&s.dialogs[d]) cdr_call{c};
     dc->live = true;
     c.live = false;
 }
 
-void proxy::cdr_bye(uint32_t d, const endpoint& from, uint64_t now) noexcept
+void bye(cdr_stage& s, uint32_t d, const dialog_entry& de, const endpoint& from, const proxy_tables* t,
+         uint64_t now) noexcept
 {
-    cdr_call& c = cdr_->dialogs[d];
+    cdr_call& c = s.dialogs[d];
     if (!c.live || c.bye_from != 0) return;
-    const dialog_table::entry& de = dialogs_->table.at(d);
     // The caller's signalling address; else its host when that is no peer (a UA that sends
     // from another port); anything else is the callee's side.
-    const bool caller = from.same_place(de.caller) ||
-                        (from.addr == de.caller.addr && (tables_ == nullptr || !tables_->is_peer_address(from.addr)));
+    const bool caller =
+        from.same_place(de.caller) || (from.addr == de.caller.addr && (t == nullptr || !t->is_peer_address(from.addr)));
     c.bye_from = caller ? 1 : 2;
     c.bye_ms = now;
 }
 
-void proxy::cdr_dialog_end(uint32_t d, cdr_end why, uint64_t now) noexcept
+void dialog_end(cdr_stage& s, uint32_t d, cdr_end why, uint64_t now, uint64_t clock) noexcept
 {
-    cdr_call& c = cdr_->dialogs[d];
+    cdr_call& c = s.dialogs[d];
     if (!c.live) return;
     call_record& r = c.rec;
     if (why == cdr_end::bye_caller) why = c.bye_from == 2 ? cdr_end::bye_callee : cdr_end::bye_caller;
@@ -213,24 +225,24 @@ void proxy::cdr_dialog_end(uint32_t d, cdr_end why, uint64_t now) noexcept
     // A BYE ends the call when it was sent, answered or not; media inactivity and the drain
     // when the SBC acted.
     const bool by_bye = c.bye_from != 0 && why != cdr_end::media_timeout && why != cdr_end::drain;
-    const uint64_t at = by_bye ? c.bye_ms : now != 0 ? now : timers_.now();
+    const uint64_t at = by_bye ? c.bye_ms : now != 0 ? now : clock;
     r.end_ms = std::max(since(r.invite_ms, at), r.answer_ms);
-    cdr_emit(c);
+    emit(s, c);
 }
 
-void proxy::cdr_drain(uint64_t now_ms) noexcept
+void drain(cdr_stage& s, const setup_table& setups, const dialog_table& dialogs, uint64_t now) noexcept
 {
-    if (!cdr_) return;
-    for (uint32_t slot = 0; slot < cdr_->n_setups; ++slot) {
-        if (!setups_->used(slot) || !cdr_->setups[slot].live) continue;
-        cdr_call& c = cdr_->setups[slot];
-        cdr_attempt_end(slot, cdr_outcome::cancelled, 0, now_ms);  // abandoned with the worker
+    for (uint32_t slot = 0; slot < s.n_setups; ++slot) {
+        if (!setups.used(slot) || !s.setups[slot].live) continue;
+        cdr_call& c = s.setups[slot];
+        attempt_end(s, slot, cdr_outcome::cancelled, 0, now);  // abandoned with the worker
         c.rec.end = cdr_end::drain;
-        c.rec.end_ms = since(c.rec.invite_ms, now_ms);
-        cdr_emit(c);
+        c.rec.end_ms = since(c.rec.invite_ms, now);
+        emit(s, c);
     }
-    for (uint32_t d = 0; d < cdr_->n_dialogs; ++d)
-        if (dialogs_->table.used(d) && cdr_->dialogs[d].live) cdr_dialog_end(d, cdr_end::drain, now_ms);
+    for (uint32_t d = 0; d < s.n_dialogs; ++d)
+        if (dialogs.table.used(d) && s.dialogs[d].live) dialog_end(s, d, cdr_end::drain, now, now);
 }
 
+}  // namespace cdr
 }  // namespace sbc::sip

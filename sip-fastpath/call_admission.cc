@@ -1,11 +1,12 @@
-// Call admission in the proxy (see admission.h): a new INVITE counted against its trunk and
+// Call admission in the call core (admission.h): a new INVITE counted against its trunk and
 // the node or refused with the configured answer, and each attempt's peer counted or passed
-// over when full. Worker only; the counts it changes are the node's (atomic read-modify-write,
-// no lock), the counters it adds to are this worker's.
+// over when full. The counts are kept for every call (they are the node's gauges); the limits
+// are what a trunk, a peer or [admission] configures. Worker only; the counts it changes are
+// the node's (atomic read-modify-write, no lock), the counters it adds to are this worker's.
 #include <algorithm>
 #include <cstring>
 
-#include "sip-fastpath/proxy_internal.h"
+#include "sip-fastpath/call_core.h"
 #include "sip-fastpath/sip_response.h"
 
 namespace sbc::sip {
@@ -26,13 +27,10 @@ std::string_view admission_reason(std::span<char, 64> buf, uint16_t code, std::s
     return {buf.data(), n};
 }
 
-void proxy::set_admission(admission* a) noexcept
+bool call_core::admit(const msg_ctx& c) noexcept
 {
-    adm_ = a != nullptr ? a : own_admission_.get();
-}
-
-bool proxy::admit(const proxy_tables& t, const sip_input& a, outbox& out) noexcept
-{
+    const proxy_tables& t = c.t;
+    const sip_input& a = c.in;
     const trunk* tr = a.trunk < t.trunks.size() ? &t.trunks[a.trunk] : nullptr;
     const admission_refusal why =
         adm_->admit_call(a.trunk, tr != nullptr ? tr->max_calls : 0, tr != nullptr ? tr->calls_per_second : 0,
@@ -57,19 +55,20 @@ bool proxy::admit(const proxy_tables& t, const sip_input& a, outbox& out) noexce
     if (a.trunk < proxy_stats::max_counted) sw_bump(stats_->refused_by_trunk[a.trunk]);
     const uint16_t code = t.admission.refuse_code;
     char phrase[64];
-    respond(a, code, admission_reason(phrase, code, what), out,
+    respond(c, code, admission_reason(phrase, code, what),
             retry_after_allowed(code) && t.admission.retry_after_s != 0, t.admission.retry_after_s);
     return false;
 }
 
-uint32_t proxy::pick_peer(const proxy_tables& t, const peer_health& h, uint32_t slot, uint16_t region,
-                          bool ignore_down, bool& saw_full) noexcept
+uint32_t call_core::pick_peer(const call_env& e, uint32_t slot, uint16_t region, bool ignore_down,
+                              bool& saw_full) noexcept
 {
-    setup& s = setups_->at(slot);
+    const proxy_tables& t = e.t;
+    call_setup& s = setups_->at(slot);
     const peer_group& g = t.groups[s.group];
     // Bounded by the tried list: a peer that filled up between selection and its count joins it.
     while (s.n_tried < max_tried) {
-        const uint32_t p = select_peer(t, h, region, g.sel, {s.tried.data(), s.n_tried}, s.callid_hash, select_,
+        const uint32_t p = select_peer(t, e.h, region, g.sel, {s.tried.data(), s.n_tried}, s.callid_hash, select_,
                                        adm_->peer_calls, ignore_down, s.canary_mask);
         for (uint32_t i = 0; i < std::min<uint32_t>(select_.n_full, select_.full.size()); ++i)
             bump(stats_->full_skips_by_peer[select_.full[i]], +1);
@@ -89,7 +88,7 @@ uint32_t proxy::pick_peer(const proxy_tables& t, const peer_health& h, uint32_t 
     return no_peer;
 }
 
-void proxy::peer_put(uint32_t& peer_id) noexcept
+void call_core::peer_put(uint32_t& peer_id) noexcept
 {
     if (peer_id == no_peer) return;
     bump(stats_->active_by_peer[peer_id], -1);
@@ -97,9 +96,9 @@ void proxy::peer_put(uint32_t& peer_id) noexcept
     peer_id = no_peer;
 }
 
-void proxy::call_done(uint32_t slot) noexcept
+void call_core::call_done(uint32_t slot) noexcept
 {
-    setup& s = setups_->at(slot);
+    call_setup& s = setups_->at(slot);
     if (!s.admitted) return;
     s.admitted = false;
     adm_->release_call(s.trunk);

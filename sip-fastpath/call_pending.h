@@ -1,4 +1,4 @@
-// In-dialog requests the proxy relayed statelessly toward a peer (any transport) and that the peer
+// Part of the call core: in-dialog requests the proxy relayed statelessly toward a peer (any transport) and that the peer
 // has not answered yet (BYE, re-INVITE, UPDATE): a fixed table, keyed by the key of our
 // stateless branch, with a timer wheel for the peer's no-answer deadline and, per entry, a copy
 // of the request's headers to write the 408 its sender gets if nothing comes back (RFC 3261
@@ -12,7 +12,7 @@
 
 #include "common/address.h"
 #include "common/slot_table.h"
-#include "sip-fastpath/proxy.h"
+#include "sip-fastpath/proxy_io.h"
 #include "sip-fastpath/timer_wheel.h"
 
 namespace sbc::sip {
@@ -27,7 +27,7 @@ constexpr uint32_t max_pending_in_dialog = 4096;
 /// (counted like a full table).
 constexpr std::size_t pending_answer_size = 1024;
 
-struct proxy::pending_table {
+struct pending_table {
     struct entry {
         endpoint sender;      ///< the request's source: where the 408 goes
         endpoint local;       ///< our endpoint it arrived on: the 408 leaves from there
