@@ -206,7 +206,7 @@ struct limits_config {
     unsigned transactions_per_worker = default_transactions_per_worker;  ///< 1024..4194304
     unsigned dialogs_per_worker = default_dialogs_per_worker;            ///< 1024..4194304
     /// Call setups whose INVITE is larger than 4 KiB, at once, per worker (one 64 KiB buffer
-    /// each, sip-fastpath/proxy_large.cc); 1..4096.
+    /// each, sip-fastpath/call_large.cc); 1..4096.
     unsigned large_messages_per_worker = 256;
 };
 

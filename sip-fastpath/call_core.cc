@@ -54,9 +54,17 @@ void call_core::reset() noexcept
         if (dialogs_->table.used(d)) dialog_end(dialogs_->table.key(d), cdr_end::drain, timers_.now());
     for (uint32_t p = 0; p < pending_->table.capacity(); ++p)
         if (pending_->table.used(p)) pending_->erase(p);
-    timers_ = timer_wheel(n_setups_);
-    dialogs_->timers = timer_wheel(dialogs_->table.capacity());
-    pending_->timers = timer_wheel(pending_->table.capacity());
+    timers_.clear();
+    dialogs_->timers.clear();
+    pending_->timers.clear();
+}
+
+uint32_t call_core::setups_unarmed() const noexcept
+{
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < n_setups_; ++s)
+        if (setups_->used(s) && !timers_.armed(s)) ++n;
+    return n;
 }
 
 call_env call_core::env(const proxy_tables& t, const peer_health& h, outbox& out, uint64_t now) noexcept

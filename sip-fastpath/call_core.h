@@ -58,6 +58,7 @@ public:
     /// Back to a fresh core's state: no setups, dialogs, pending requests or timers; counters
     /// and configuration kept (the fuzz target runs each input from there).
     void reset() noexcept;
+    [[nodiscard]] uint32_t setups_unarmed() const noexcept;
 
     void set_overload(uint8_t percent) noexcept;
     [[nodiscard]] uint8_t overload() const noexcept;

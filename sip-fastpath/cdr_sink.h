@@ -10,7 +10,7 @@ namespace sbc::sip {
 
 class cdr_sink {
 public:
-    /// Call `r` ended (proxy_cdr.cc says when and how each field is filled). `r` is valid for
+    /// Call `r` ended (stage_cdr.cc says when and how each field is filled). `r` is valid for
     /// the call only: the sink copies it. Never blocks, allocates, locks or logs: a sink that
     /// cannot take it counts it lost.
     virtual void call_ended(const sbc::call_record& r) noexcept = 0;

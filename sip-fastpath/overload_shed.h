@@ -3,7 +3,7 @@
 // are, and the credit counter that turns a reduction into "refuse this request or not".
 // The worker measures (dataplane/overload_monitor.cc) and hands the reduction to its proxy
 // (proxy::set_overload), which refuses that share of new INVITEs and other out-of-dialog
-// requests with 503 and Retry-After (sip-fastpath/proxy_guard.cc); RFC 7339 `oc` stamping
+// requests with 503 and Retry-After (sip-fastpath/stage_guard.cc); RFC 7339 `oc` stamping
 // reads the same number (proxy::overload()). Any thread for the pure functions; shed_credit is
 // worker only. No heap.
 #pragma once

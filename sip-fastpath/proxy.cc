@@ -130,4 +130,6 @@ void proxy::set_admission(admission* a) noexcept { core_->set_admission(a); }
 const admission& proxy::admission_counts() const noexcept { return core_->admission_counts(); }
 void proxy::reset() noexcept { core_->reset(); }
 
+uint32_t proxy::setups_unarmed() const noexcept { return core_->setups_unarmed(); }
+
 }  // namespace sbc::sip

@@ -35,7 +35,7 @@ constexpr std::size_t outbox_capacity = 64;
 constexpr std::size_t max_udp_message = 65535 - 28;
 constexpr std::size_t max_udp_payload = max_udp_message;
 /// Messages above max_out_size live outside the fixed per-setup and per-outbox buffers
-/// (proxy_large.cc): setups that may hold an INVITE larger than max_out_size at once, per
+/// (call_large.cc): setups that may hold an INVITE larger than max_out_size at once, per
 /// worker, by default ([limits] large_messages_per_worker, up to max_large_setups; one more
 /// is refused with 503 and counted large_busy) ...
 constexpr uint32_t large_setups_per_worker = 256;
@@ -110,7 +110,7 @@ struct outbox {
         return &msgs[n];
     }
     /// One of the outbox's buffers of max_udp_message bytes for a message larger than
-    /// max_out_size, or an empty span when all are taken until clear() (proxy_large.cc).
+    /// max_out_size, or an empty span when all are taken until clear() (call_large.cc).
     std::span<char> take_large() noexcept;
     void commit(const endpoint& src, const endpoint& dst, uint32_t len) noexcept
     {

@@ -2,7 +2,7 @@
 // in the route's own group gets a final response in its fallback codes and nothing but 100
 // Trying was heard (docs/sip-engine.md, "Route fallback"). Built by the control core
 // (control/proxy_build.cc) into each sip::route of the proxy tables; read by workers under RCU
-// (sip-fastpath/proxy_fallback.cc). Immutable once published.
+// (fall_back in sip-fastpath/call_events.cc). Immutable once published.
 #pragma once
 
 #include <bitset>

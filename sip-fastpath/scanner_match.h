@@ -3,7 +3,7 @@
 // ...). One block-mode database per field holds the shipped list (unless [scanner] defaults =
 // false) and the operator's own patterns; every pattern matches without regard to case. One
 // scan per field, stopping at the first signature that matches, tells the proxy to drop or
-// refuse a request (sip-fastpath/proxy_guard.cc) and whether to report its source for denial.
+// refuse a request (sip-fastpath/stage_guard.cc) and whether to report its source for denial.
 // compile() and the destructor run on the control core (the matcher lives in proxy_tables and
 // is freed with its snapshot after an RCU grace period); match() runs on worker `w` only, with
 // that worker's scratch: no heap, no locks.

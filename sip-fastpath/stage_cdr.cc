@@ -21,7 +21,7 @@
 //    full, admission, no media ports, overload shed, no peer to try at all);
 //  - media: from the media hook just before the call's media is torn down.
 // A retransmitted INVITE finds its setup and makes no record; a retransmitted INVITE that was
-// refused is recognised by its transaction key among the last few refused (proxy_cdr.h).
+// refused is recognised by its transaction key among the last few refused (stage_cdr.h).
 // Worker only; no heap, locks or system calls: records live in tables allocated by
 // set_cdr_sink, and the sink copies each one out.
 #include "sip-fastpath/stage_cdr.h"

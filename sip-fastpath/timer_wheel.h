@@ -17,8 +17,16 @@ public:
     explicit timer_wheel(uint32_t slots)
         : nodes_(new node[slots]), slots_(slots)
     {
-        for (uint32_t i = 0; i < slots; ++i) nodes_[i] = node{};
+        clear();
+    }
+
+    /// Back to a new wheel's state: nothing armed, the clock not started. Nothing allocated.
+    void clear() noexcept
+    {
+        for (uint32_t i = 0; i < slots_; ++i) nodes_[i] = node{};
         for (auto& h : head_) h = none;
+        now_ = 0;
+        armed_ = 0;
     }
 
     [[nodiscard]] uint32_t capacity() const noexcept { return slots_; }
@@ -37,6 +45,7 @@ public:
         n.next = head_[n.bucket];
         if (n.next != none) nodes_[n.next].prev = slot;
         head_[n.bucket] = slot;
+        ++armed_;
     }
 
     void cancel(uint32_t slot) noexcept
@@ -49,17 +58,22 @@ public:
             head_[n.bucket] = n.next;
         if (n.next != none) nodes_[n.next].prev = n.prev;
         n.bucket = n.prev = n.next = none;
+        --armed_;
     }
 
     /// Moves time to `now_ms`, calling fire(slot) for every timer due by then (a timer is
     /// disarmed before its callback, which may re-arm it, but must not touch other slots).
     /// Visits at most `max_ticks` buckets per call so that a long pause cannot stall the
-    /// loop, and stops early when more() turns false (the caller's output is full); the
+    /// loop (none when no timer is armed: the clock moves to `now_ms` at once), and stops early when more() turns false (the caller's output is full); the
     /// rest follows on the next calls. Returns the number of timers fired.
     template <class Fire, class More>
     uint32_t advance(uint64_t now_ms, Fire&& fire, More&& more, uint32_t max_ticks = 64) noexcept
     {
         uint32_t fired = 0;
+        if (armed_ == 0) {  // nothing to visit: the clock jumps
+            if (now_ < now_ms) now_ = now_ms;
+            return 0;
+        }
         for (uint32_t t = 0; now_ < now_ms && t < max_ticks; ++t) {
             const uint64_t tick = now_ + 1;
             const uint32_t b = static_cast<uint32_t>(tick & (buckets - 1));
@@ -94,6 +108,7 @@ private:
     uint32_t slots_;
     uint32_t head_[buckets];
     uint64_t now_ = 0;
+    uint32_t armed_ = 0;  ///< timers armed: none, and advance only moves the clock
 };
 
 }  // namespace sbc::sip

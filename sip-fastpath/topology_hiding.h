@@ -4,7 +4,7 @@
 // every Via it replaced go masked into its ;sbc-th= parameter), our Record-Route alone (the
 // route set it replaced masked into ;sbc-th= of its URI) and, in place of the Contact, our
 // address with the original Contact URI masked into ;sbc-th=. Responses and in-dialog
-// requests bring these back; the proxy (proxy_hiding.cc) restores them for the other side.
+// requests bring these back; the hiding stage (stage_hiding.cc) restores them for the other side.
 //
 // Masking: a 32-bit tag (a keyed hash of the plain text) then the plain text XORed with a
 // keystream seeded by the key and the tag, in base64url without padding (valid in a Via

@@ -1,4 +1,4 @@
-// Unit tests of call admission (sip-fastpath/admission.h, proxy_admission.cc): the GCRA rate
+// Unit tests of call admission (sip-fastpath/admission.h, call_admission.cc): the GCRA rate
 // limiter, exact counts under threads, and two proxies (workers 0 and 1) sharing one set of
 // node-wide counts: trunk, node and peer limits, refusals with Retry-After, counts back to 0
 // however a call ends. Pure: datagrams in, datagrams out, no EAL.

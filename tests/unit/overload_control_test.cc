@@ -209,7 +209,7 @@ std::string peer_reply(const std::string& fwd, int code, const std::string& ours
 TEST(overload_control, an_overloaded_worker_stamps_its_reduction_only_for_clients_that_advertised_oc)
 {
     harness hx;
-    // A trusted trunk: at 30 % none of its new calls is shed (proxy_guard.cc), so every
+    // A trusted trunk: at 30 % none of its new calls is shed (stage_guard.cc), so every
     // INVITE here is answered 100 Trying, stamped or not.
     hx.t->trunks[0].trusted = true;
     hx.px.set_overload(30);
