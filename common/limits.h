@@ -64,7 +64,24 @@ inline constexpr unsigned event_ring_size = 4096;
 /// Entries of each worker-to-worker SIP handoff ring; a power of two (rte_ring).
 inline constexpr unsigned handoff_ring_size = 4096;
 
-// --- Defaults of the sizes the operator sets ([limits], [media]) ---
+// --- Defaults of the sizes the operator sets ([limits], [media], [dpdk], [[interface]]) ---
+// Read by the config (control/config.h) and by the dataplane's own option structs alike.
+
+/// [dpdk] memory_mb: EAL memory without hugepages.
+inline constexpr unsigned default_memory_mb = 1024;
+/// [dpdk] mbufs_per_worker: each worker's packet buffer pool.
+inline constexpr unsigned default_mbufs_per_worker = 16384;
+/// [dpdk] rx_ring / tx_ring: descriptors per RX and per TX queue.
+inline constexpr unsigned default_rx_ring = 1024;
+inline constexpr unsigned default_tx_ring = 1024;
+/// Entries of each ring to and from the stream thread, and the bytes of one stream message buffer.
+inline constexpr unsigned default_stream_ring = 1024;
+inline constexpr unsigned default_stream_message_bytes = 16384;
+/// [[interface]] dscp_sip / dscp_rtp: CS3 for signalling, EF for media (RFC 4594).
+inline constexpr uint8_t default_dscp_sip = 24;
+inline constexpr uint8_t default_dscp_rtp = 46;
+/// The IPv4 TOS byte of a DSCP (ECN bits 0).
+constexpr uint8_t tos_of_dscp(uint8_t dscp) noexcept { return static_cast<uint8_t>(dscp << 2); }
 
 /// [limits] transactions_per_worker: SIP call setups under way (and lingering) per worker.
 inline constexpr uint32_t default_transactions_per_worker = 262144;

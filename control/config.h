@@ -32,8 +32,6 @@
 namespace sbc::control {
 
 /// DSCP defaults (RFC 4594): CS3 for call signalling, EF for telephony media.
-constexpr uint8_t default_dscp_sip = 24;  // CS3
-constexpr uint8_t default_dscp_rtp = 46;  // EF
 
 /// A DSCP as the config writes it: a number 0..63 or a name (CS0..CS7, AF11..AF43, EF, VA,
 /// LE; any case). Nothing when it is neither (control/config_dscp.cc).
@@ -56,10 +54,6 @@ struct interface_config {
 constexpr unsigned default_workers = 1;  ///< at most sbc::max_workers (common/limits.h)
 constexpr const char* default_control_socket = "/run/sbc/sbcd.sock";
 constexpr const char* default_management_http = "127.0.0.1:9090";
-constexpr unsigned default_memory_mb = 1024;
-constexpr unsigned default_mbufs_per_worker = 16384;
-constexpr unsigned default_rx_ring = 1024;
-constexpr unsigned default_tx_ring = 1024;
 constexpr unsigned default_arp_timeout_s = 300;
 
 struct node_config {

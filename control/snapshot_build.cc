@@ -25,8 +25,8 @@ std::unique_ptr<dataplane::snapshot> build_snapshot(const config& cfg, const std
         ii.vlan = ic.vlan;
         ii.address = ic.address;  // as configured, host bits kept
         ii.gateway = ic.gateway.value_or(ip_address{});
-        ii.tos_sip = static_cast<uint8_t>(ic.dscp_sip << 2);
-        ii.tos_rtp = static_cast<uint8_t>(ic.dscp_rtp << 2);
+        ii.tos_sip = tos_of_dscp(ic.dscp_sip);
+        ii.tos_rtp = tos_of_dscp(ic.dscp_rtp);
         std::memcpy(ii.mac.data(), port->mac.addr_bytes, 6);
         s->interfaces.push_back(std::move(ii));
     }

@@ -23,7 +23,7 @@ struct eal_options {
     unsigned workers = 1;
     unsigned cpus = 0;                  ///< CPUs to spread lcores on; 0: ask the system
     bool no_huge = true;
-    unsigned memory_mb = 1024;
+    unsigned memory_mb = default_memory_mb;
     std::string file_prefix = "sbc";
     std::vector<std::string> devices;   ///< PCI addresses or vdev strings, each once
     std::vector<std::string> extra;     ///< operator's EAL arguments, appended last
@@ -43,9 +43,9 @@ std::string device_port_name(const std::string& device);
 
 struct port_options {
     unsigned workers = 1;
-    unsigned rx_ring = 1024;
-    unsigned tx_ring = 1024;
-    unsigned mbufs_per_worker = 16384;
+    unsigned rx_ring = default_rx_ring;
+    unsigned tx_ring = default_tx_ring;
+    unsigned mbufs_per_worker = default_mbufs_per_worker;
     unsigned frag_timeout_ms = 2000;
     /// SIP call setups under way (and lingering) per worker: [limits] transactions_per_worker.
     uint32_t setups_per_worker = default_transactions_per_worker;
@@ -54,9 +54,9 @@ struct port_options {
     /// SIP over TCP/TLS: the rings to and from the stream thread (dataplane/stream_ring.h) and
     /// the pool of stream message buffers, each holding `stream_message_bytes`.
     bool streams = false;
-    unsigned stream_message_bytes = 16384;
+    unsigned stream_message_bytes = default_stream_message_bytes;
     unsigned stream_mbufs = 8191;
-    unsigned stream_ring = 1024;
+    unsigned stream_ring = default_stream_ring;
     /// net_af_packet ports: the largest datagram they deliver (as eal_options) and the mbufs,
     /// each big enough for one, of every worker's pool for their RX queues (af_packet.h).
     uint32_t af_packet_max_datagram = default_af_packet_max_datagram;

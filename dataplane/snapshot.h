@@ -42,8 +42,8 @@ struct interface_info {
     /// The IPv4 TOS byte (DSCP << 2, ECN 0) of what we send from here: SIP (UDP datagrams and
     /// their fragments, OPTIONS probes, TCP/TLS sockets) and relayed RTP/RTCP. The config's
     /// dscp_sip and dscp_rtp (defaults CS3 and EF).
-    uint8_t tos_sip = 24 << 2;
-    uint8_t tos_rtp = 46 << 2;
+    uint8_t tos_sip = tos_of_dscp(default_dscp_sip);
+    uint8_t tos_rtp = tos_of_dscp(default_dscp_rtp);
 
     /// Whether `ip` is inside our prefix; an address of another family never is.
     [[nodiscard]] bool on_link(const sbc::ip_address& ip) const noexcept

@@ -16,6 +16,7 @@
 #include <rte_mbuf.h>
 
 #include "common/counter_list.h"
+#include "common/limits.h"
 #include "common/counter.h"
 #include "rtp/flow_table.h"
 
@@ -61,7 +62,7 @@ struct media_egress {
     uint16_t iface = 0;         ///< the interface's index in the snapshot (for next hops held for ARP)
     bool tx_udp_cksum = false;  ///< the port computes UDP checksums (RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
     bool tx_ip_cksum = false;   ///< the port computes IPv4 header checksums
-    uint8_t tos = 46 << 2;      ///< IPv4 TOS byte of what leaves here: the interface's dscp_rtp (EF)
+    uint8_t tos = tos_of_dscp(default_dscp_rtp);      ///< IPv4 TOS byte of what leaves here: the interface's dscp_rtp (EF)
 };
 
 /// Resolves a next hop to a MAC for packets whose destination has not sent anything yet
@@ -82,10 +83,10 @@ struct relay_env {
 /// MAC yet (hop[i] not 0: that hop, host order, on interface iface[i]) has everything written
 /// but its destination MAC: the caller holds it until ARP answers.
 struct relay_out {
-    std::array<rte_mbuf*, 32> pkts;
-    std::array<uint16_t, 32> port;
-    std::array<uint32_t, 32> hop;
-    std::array<uint16_t, 32> iface;
+    std::array<rte_mbuf*, burst_size> pkts;
+    std::array<uint16_t, burst_size> port;
+    std::array<uint32_t, burst_size> hop;
+    std::array<uint16_t, burst_size> iface;
     uint16_t n = 0;
 };
 
@@ -93,7 +94,7 @@ struct relay_out {
 /// l3_len set, Ethernet header at the start) whose destination address is a media address
 /// and port in range; `addr[i]` is that address's index. Each is either rewritten and put
 /// in `out` (the caller transmits them, or holds those whose next hop is unresolved), or freed
-/// and counted in `c`. n <= 32.
+/// and counted in `c`. n <= burst_size.
 /// `now_tsc` is the burst's arrival time; `now_ms` the worker clock for inactivity.
 void relay_burst(const relay_env& env, rte_mbuf** pkts, const uint8_t* addr, uint16_t n, uint64_t now_tsc,
                  uint64_t now_ms, relay_out& out, relay_counters& c) noexcept;

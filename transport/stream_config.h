@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/limits.h"
+
 namespace sbc::streams {
 
 enum class tls_version : uint8_t { v1_2, v1_3 };
@@ -33,7 +35,7 @@ struct tls_settings {
 /// `[streams]`: the stream thread and the connections it keeps.
 struct stream_settings {
     int cpu = -1;                              ///< CPU the stream thread is pinned to; -1: not pinned
-    uint32_t max_message_bytes = 16384;        ///< a longer SIP message closes its connection
+    uint32_t max_message_bytes = default_stream_message_bytes;  ///< a longer SIP message closes its connection
     uint32_t idle_timeout_ms = 300000;         ///< an inbound connection silent this long is closed
     uint32_t partial_timeout_ms = 5000;        ///< a message begun and not finished in this closes it
     uint32_t connect_timeout_ms = 3000;        ///< TCP connect to a peer

@@ -16,6 +16,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "common/limits.h"
 #include "dataplane/events.h"
 #include "dataplane/sip_path.h"
 #include "dataplane/stream_ring.h"
@@ -468,7 +469,7 @@ void stream_thread::impl::flush(conn& c)
 
 unsigned stream_thread::impl::drain_sends(const dataplane::snapshot& snap)
 {
-    std::array<rte_mbuf*, 32> pkts;
+    std::array<rte_mbuf*, burst_size> pkts;
     unsigned total = 0;
     auto drain = [&](rte_ring* r) {
         const unsigned n = rte_ring_sc_dequeue_burst(r, reinterpret_cast<void**>(pkts.data()), pkts.size(), nullptr);
