@@ -11,9 +11,6 @@ namespace sbc::sip::hiding {
 
 namespace {
 
-
-
-
 /// Appends to a bounded buffer; `ok` turns false when something does not fit.
 struct sink {
     std::span<char> out;

@@ -10,11 +10,14 @@
 #include "rtp/sdp.h"
 #include "sip-fastpath/proxy.h"
 #include "sip-fastpath/sip_message.h"
+#include "tests/unit/proxy_test_util.h"
 
 namespace sbc {
 namespace {
 
 using sbc::endpoint;
+using sip::testutil::sdp_of;
+using sip::testutil::with_body;
 
 constexpr uint32_t ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
@@ -48,17 +51,6 @@ std::shared_ptr<sip::proxy_tables> tables()
     return t;
 }
 
-std::string sdp_of(const char* addr, int port)
-{
-    return std::string("v=0\r\no=- 1 1 IN IP4 ") + addr + "\r\ns=-\r\nc=IN IP4 " + addr + "\r\nt=0 0\r\nm=audio " +
-           std::to_string(port) + " RTP/AVP 0\r\na=sendrecv\r\n";
-}
-
-std::string with_body(std::string head, const std::string& body)
-{
-    if (!body.empty()) head += "Content-Type: application/sdp\r\n";
-    return head + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-}
 
 std::string invite(const std::string& call_id)
 {

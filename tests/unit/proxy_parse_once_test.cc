@@ -25,18 +25,9 @@ using sip::testutil::ip;
 using sip::testutil::r1a;
 using sip::testutil::r1b;
 using sip::testutil::sbc_ep;
+using sip::testutil::sdp_of;
+using sip::testutil::with_body;
 
-std::string sdp_of(const char* addr, int port)
-{
-    return std::string("v=0\r\no=- 1 1 IN IP4 ") + addr + "\r\ns=-\r\nc=IN IP4 " + addr + "\r\nt=0 0\r\nm=audio " +
-           std::to_string(port) + " RTP/AVP 0\r\na=sendrecv\r\n";
-}
-
-std::string with_body(std::string head, const std::string& body)
-{
-    if (!body.empty()) head += "Content-Type: application/sdp\r\n";
-    return head + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-}
 
 /// A peer's answer to `fwd` (an INVITE as the SBC sent it), its To tagged.
 std::string answer(const std::string& fwd, int code, const std::string& body)

@@ -70,4 +70,19 @@ inline std::shared_ptr<proxy_tables> make_tables(std::initializer_list<peer_at> 
     return t;
 }
 
+/// An SDP body offering one audio stream at `addr`:`port` (PCMU).
+inline std::string sdp_of(const char* addr, int port)
+{
+    return std::string("v=0\r\no=- 1 1 IN IP4 ") + addr + "\r\ns=-\r\nc=IN IP4 " + addr + "\r\nt=0 0\r\nm=audio " +
+           std::to_string(port) + " RTP/AVP 0\r\na=sendrecv\r\n";
+}
+
+/// A message's header block `head` (each line ended) closed with `body`: Content-Type for SDP
+/// when there is one, Content-Length, the blank line.
+inline std::string with_body(std::string head, const std::string& body)
+{
+    if (!body.empty()) head += "Content-Type: application/sdp\r\n";
+    return head + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
 }  // namespace sbc::sip::testutil
