@@ -12,6 +12,63 @@ bool was_tried(std::span<const uint32_t> tried, uint32_t id) noexcept
     return std::find(tried.begin(), tried.end(), id) != tried.end();
 }
 
+/// select_peer's last step: one of the `n` eligible peers of `members` (`eligible(p)`), by the
+/// group's selector.
+template <class Eligible>
+uint32_t pick(const proxy_tables& t, std::span<const uint32_t> members, selector sel, uint32_t n, uint16_t region,
+              uint64_t call_hash, select_state& st, std::span<const std::atomic<uint32_t>> active,
+              Eligible&& eligible) noexcept
+{
+    uint32_t pick_index = 0;  // the pick_index-th eligible peer
+    switch (sel) {
+    case selector::srv: {
+        // RFC 2782: zero-weight entries first, running sums, uniform r in [0, sum], the first
+        // entry whose running sum reaches r. All zero: every entry is equally likely.
+        uint64_t sum = 0;
+        for (uint32_t p : members)
+            if (eligible(p)) sum += t.peers[p].weight;
+        if (sum == 0) {
+            pick_index = static_cast<uint32_t>(st.next() % n);
+            break;
+        }
+        const uint64_t r = st.next() % (sum + 1);
+        uint64_t running = 0;
+        // Zero weights first: they win only when r is 0.
+        for (int pass = 0; pass < 2; ++pass) {
+            for (uint32_t p : members) {
+                if (!eligible(p)) continue;
+                const uint16_t w = t.peers[p].weight;
+                if ((pass == 0) != (w == 0)) continue;
+                running += w;
+                if (running >= r) return p;
+            }
+        }
+        return no_peer;  // unreachable: the running sum reaches sum >= r
+    }
+    case selector::round_robin: pick_index = st.rr[region % st.rr.size()]++ % n; break;
+    case selector::hash_call_id: pick_index = static_cast<uint32_t>(call_hash % n); break;
+    case selector::least_calls: {
+        uint32_t best = no_peer, best_calls = 0xffffffff;
+        for (uint32_t p : members) {
+            if (!eligible(p)) continue;
+            const uint32_t id = t.peers[p].id;
+            const uint32_t calls = id < active.size() ? active[id].load(std::memory_order_relaxed) : 0;
+            if (calls < best_calls) {
+                best_calls = calls;
+                best = p;
+            }
+        }
+        return best;
+    }
+    }
+    for (uint32_t p : members) {
+        if (!eligible(p)) continue;
+        if (pick_index == 0) return p;
+        --pick_index;
+    }
+    return no_peer;
+}
+
 }  // namespace
 
 uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t region, selector sel,
@@ -129,54 +186,7 @@ uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t 
         return up_word(pe, w) && !(skip_suspect && (w & peer_state::suspect) != 0) && !was_tried(tried, pe.id) &&
                !full(pe) && !(skip_oc && oc_skip(pe));
     };
-    uint32_t pick_index = 0;  // the pick_index-th eligible peer
-    switch (sel) {
-    case selector::srv: {
-        // RFC 2782: zero-weight entries first, running sums, uniform r in [0, sum], the first
-        // entry whose running sum reaches r. All zero: every entry is equally likely.
-        uint64_t sum = 0;
-        for (uint32_t p : members)
-            if (eligible(p)) sum += t.peers[p].weight;
-        if (sum == 0) {
-            pick_index = static_cast<uint32_t>(st.next() % n);
-            break;
-        }
-        const uint64_t r = st.next() % (sum + 1);
-        uint64_t running = 0;
-        // Zero weights first: they win only when r is 0.
-        for (int pass = 0; pass < 2; ++pass) {
-            for (uint32_t p : members) {
-                if (!eligible(p)) continue;
-                const uint16_t w = t.peers[p].weight;
-                if ((pass == 0) != (w == 0)) continue;
-                running += w;
-                if (running >= r) return p;
-            }
-        }
-        return no_peer;  // unreachable: the running sum reaches sum >= r
-    }
-    case selector::round_robin: pick_index = st.rr[region % st.rr.size()]++ % n; break;
-    case selector::hash_call_id: pick_index = static_cast<uint32_t>(call_hash % n); break;
-    case selector::least_calls: {
-        uint32_t best = no_peer, best_calls = 0xffffffff;
-        for (uint32_t p : members) {
-            if (!eligible(p)) continue;
-            const uint32_t id = t.peers[p].id;
-            const uint32_t calls = id < active.size() ? active[id].load(std::memory_order_relaxed) : 0;
-            if (calls < best_calls) {
-                best_calls = calls;
-                best = p;
-            }
-        }
-        return best;
-    }
-    }
-    for (uint32_t p : members) {
-        if (!eligible(p)) continue;
-        if (pick_index == 0) return p;
-        --pick_index;
-    }
-    return no_peer;
+    return pick(t, members, sel, n, region, call_hash, st, active, eligible);
 }
 
 }  // namespace sbc::sip
