@@ -6,33 +6,23 @@
 
 #include "sip-fastpath/call_targets.h"
 #include "sip-fastpath/proxy_ids.h"
+#include "sip-fastpath/sip_writer.h"
 
 namespace sbc::sip::hiding {
 
 namespace {
 
-/// Appends to a bounded buffer; `ok` turns false when something does not fit.
-struct sink {
-    std::span<char> out;
-    std::size_t n = 0;
-    bool ok = true;
-    void put(std::string_view s) noexcept
-    {
-        if (!ok || n + s.size() > out.size()) {
-            ok = false;
-            return;
-        }
-        std::memcpy(out.data() + n, s.data(), s.size());
-        n += s.size();
-    }
-    void sep() noexcept
-    {
-        if (n != 0) put(", ");
-    }
-};
+/// The bytes `w` holds so far.
+std::size_t written(const writer& w) noexcept { return static_cast<std::size_t>(w.p - w.begin); }
+
+/// The separator before a list value: none before the first.
+void sep(writer& w) noexcept
+{
+    if (w.p != w.begin) w.put(", ");
+}
 
 /// A Record-Route value of ours without its ;sbc-th= parameter.
-void put_without_th(sink& s, std::string_view v) noexcept
+void put_without_th(writer& s, std::string_view v) noexcept
 {
     const std::size_t at = v.find(";sbc-th=");
     if (at == std::string_view::npos) {
@@ -113,50 +103,50 @@ std::size_t route_set(const proxy_tables& t, const message& m, bool hide_others,
     if (first_ours == max_values) return 0;
     // The sender's side: the entries above ours, hidden into our first one when asked.
     char above[th_max_plain];
-    sink ab{above};
+    writer ab{std::span<char>(above)};
     for (std::size_t i = 0; i < first_ours; ++i) {
-        ab.sep();
+        sep(ab);
         ab.put(m.text(vals[i]));
     }
     char enc[th_max_encoded];
     std::size_t el = 0;
-    if (hide_others && ab.n != 0) {
-        el = ab.ok ? th_encode(enc, {above, ab.n}, t.hiding_key) : 0;
+    if (hide_others && written(ab) != 0) {
+        el = !ab.full ? th_encode(enc, {above, written(ab)}, t.hiding_key) : 0;
         if (el == 0) {
             too_big = true;
             return 0;
         }
     }
-    sink s{th.rr};
+    writer s{std::span<char>(th.rr)};
     for (std::size_t i = 0; i < n; ++i) {
         if (i < first_ours && hide_others) continue;
         const std::string_view v = m.text(vals[i]);
-        s.sep();
+        sep(s);
         if (!ours[i]) {
             s.put(v);
         } else if (i == first_ours && el != 0) {
             char plain[max_record_route_size + 64];
-            sink p{plain};
+            writer p{std::span<char>(plain)};
             put_without_th(p, v);
             char with[max_record_route_size + 64 + th_max_encoded];
-            const std::size_t wl = p.ok ? add_th_param(with, {plain, p.n}, {enc, el}) : 0;
-            if (wl == 0) s.ok = false;
+            const std::size_t wl = !p.full ? add_th_param(with, {plain, written(p)}, {enc, el}) : 0;
+            if (wl == 0) s.full = true;
             s.put({with, wl});
         } else {
             put_without_th(s, v);
         }
         // The route set our entries hid comes right after the last of ours.
         if (ours[i] && (i + 1 == n || !ours[i + 1]) && !restored.empty()) {
-            s.sep();
+            sep(s);
             s.put(restored);
             restored = {};
         }
     }
-    if (!s.ok) {
+    if (s.full) {
         too_big = true;
         return 0;
     }
-    return s.n;
+    return written(s);
 }
 
 }  // namespace
