@@ -27,12 +27,19 @@ void walk_routes(const proxy_tables& t, const message& m, bool want_th, route_wa
         value_iter it(m.raw, m.headers[i].value);
         span v;
         error err = error::none;
+        // The first Route's one element as the full check parsed it (first_route), if it did.
+        const message::element_memo* kept = i == m.h_route ? first_route(m) : nullptr;
         while (it.next(v, err)) {
+            const message::element_memo* k = kept;  // the header's first element only
+            kept = nullptr;
             name_addr na;
-            const bool parsed = parse_name_addr(m.raw, v, na, error::bad_route) == error::none;
+            const bool parsed = k != nullptr || parse_name_addr(m.raw, v, na, error::bad_route) == error::none;
+            if (k != nullptr) na = k->na;
             endpoint ep;
             route_th rt;
-            if (parsed && w.ours < max_ours && is_our_route(t, m.raw, na.uri_text, ep, want_th ? &rt : nullptr)) {
+            route_th* want = want_th ? &rt : nullptr;
+            if (parsed && w.ours < max_ours &&
+                (k != nullptr ? is_our_route(t, m.raw, k->u, ep, want) : is_our_route(t, m.raw, na.uri_text, ep, want))) {
                 ++w.ours;
                 w.via_local = ep;
                 if (rt.found) {
@@ -42,7 +49,8 @@ void walk_routes(const proxy_tables& t, const message& m, bool want_th, route_wa
                 continue;
             }
             w.route_left = true;
-            w.have_next = parsed && uri_target(m.raw, na.uri_text, w.next);
+            w.have_next = parsed && (k != nullptr ? parsed_uri_target(m.raw, k->u, w.next)
+                                                  : uri_target(m.raw, na.uri_text, w.next));
             break;
         }
         if (err != error::none) w.route_left = true;

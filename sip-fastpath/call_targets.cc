@@ -60,11 +60,9 @@ bool uri_endpoint(std::string_view raw, span uri_text, endpoint& ep)
 /// trunk, or the FQDN of a trunk or of a region with a port of a trunk its peers use. `local`
 /// gets our endpoint it names (the trunk's address, the URI's port and transport): the last
 /// of our entries names the leg the request leaves on.
-bool our_route(const proxy_tables& t, std::string_view raw, span uri_text, endpoint& local,
-               route_th* th = nullptr) noexcept
+bool our_route(const proxy_tables& t, std::string_view raw, const uri& u, endpoint& local, route_th* th) noexcept
 {
-    uri u;
-    if (!parse_uri(raw, uri_text, u) || (u.scheme != uri_scheme::sip && u.scheme != uri_scheme::sips)) return false;
+    if (u.scheme != uri_scheme::sip && u.scheme != uri_scheme::sips) return false;
     const std::string_view params = u.params.in(raw);
     bool found = false;
     if (th != nullptr) th->value = param_value(params, th_param, th->found);
@@ -107,7 +105,13 @@ bool our_route(const proxy_tables& t, std::string_view raw, span uri_text, endpo
 
 bool is_our_route(const proxy_tables& t, std::string_view raw, span uri_text, endpoint& local, route_th* th) noexcept
 {
-    return our_route(t, raw, uri_text, local, th);
+    uri u;
+    return parse_uri(raw, uri_text, u) && our_route(t, raw, u, local, th);
+}
+
+bool is_our_route(const proxy_tables& t, std::string_view raw, const uri& u, endpoint& local, route_th* th) noexcept
+{
+    return our_route(t, raw, u, local, th);
 }
 
 bool uri_target(std::string_view raw, span uri_text, endpoint& ep) noexcept

@@ -25,6 +25,9 @@ struct route_th {
 /// gets our endpoint it names; `th`, when asked, its sbc-th parameter.
 bool is_our_route(const proxy_tables& t, std::string_view raw, span uri_text, endpoint& local,
                   route_th* th = nullptr) noexcept;
+/// The same for a Route URI parsed already (first_route: the full check's).
+bool is_our_route(const proxy_tables& t, std::string_view raw, const uri& u, endpoint& local,
+                  route_th* th = nullptr) noexcept;
 /// A URI's host (an address literal), port and transport as an endpoint; false for a name.
 bool uri_target(std::string_view raw, span uri_text, endpoint& ep) noexcept;
 /// The same for a URI parsed already (the parser's Request-URI, a message's Contact).

@@ -12,10 +12,11 @@ uint32_t skip_ws(std::string_view b, uint32_t p, uint32_t e) noexcept {
 // Walks the comma-separated elements of a name-addr header. With `single`, a second
 // element is the `dup` error and the first is parsed into *single.
 void check_name_addr_header(error_sink& es, std::string_view b, span v, error bad, error dup,
-                            name_addr* single, bool strict) noexcept {
+                            name_addr* single, bool strict, parsed_element* only) noexcept {
   const uint32_t e = v.end();
   uint32_t p = v.off;
   name_addr tmp;
+  bool kept = false;  // the first element went to *only
   for (unsigned count = 0;; ++count) {
     if (count == 1 && single != nullptr) {
       if (dup != error::none) es.add(dup);
@@ -25,15 +26,23 @@ void check_name_addr_header(error_sink& es, std::string_view b, span v, error ba
     if (single == nullptr && bad == error::bad_contact && p < e && b[p] == '*') {
       next = p + 1;  // Contact: * (REGISTER removing all bindings)
     } else {
-      error err = parse_name_addr_at(b, p, e, count == 0 && single != nullptr ? *single : tmp,
-                                     bad, next, strict);
+      const bool keep = count == 0 && only != nullptr && strict;
+      error err = parse_name_addr_at(b, p, e,
+                                     keep                                 ? only->na
+                                     : count == 0 && single != nullptr ? *single
+                                                                       : tmp,
+                                     bad, next, strict, keep ? &only->u : nullptr);
       if (err != error::none) {
         es.add(err);
         return;
       }
+      kept = keep;
     }
     p = skip_ws(b, next, e);
-    if (p == e) return;
+    if (p == e) {
+      if (count == 0 && kept) only->ok = true;  // one element, valid
+      return;
+    }
     if (b[p] != ',') {
       es.add(bad);
       return;

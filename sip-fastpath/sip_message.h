@@ -91,15 +91,19 @@ struct message {
   error_set errors;
   error first_error = error::none;  // the first problem found, for counters and Reason
 
-  /// The first Contact header's value read as one name-addr, and its URI: parsed on first use
-  /// (first_contact, first_contact_uri), once per message, for the several readers of a
-  /// call's Contact (the dialog's parties, topology hiding, media's BYEs). parse() resets it.
-  struct contact_memo {
+  /// A header's value read as one name-addr, and its URI, kept for the several readers of it.
+  struct element_memo {
     enum : uint8_t { unknown, absent, name_addr_only, both } state = unknown;
     name_addr na;
     uri u;
   };
-  mutable contact_memo contact_;
+  /// The first Contact header's: parsed on first use (first_contact, first_contact_uri), or
+  /// by the full check (check_message) as it validates it, once per message, for the several
+  /// readers of a call's Contact (the dialog's parties, topology hiding, media's BYEs).
+  mutable element_memo contact_;
+  /// The first Route header's, when it holds one element: kept by the full check
+  /// (first_route), for the in-dialog route walk. parse() resets both.
+  mutable element_memo route_;
 
   [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
   [[nodiscard]] bool is_request() const noexcept { return kind == message_kind::request; }
@@ -155,6 +159,9 @@ error_set check_message(const message& m, error& first) noexcept;
 /// The first Contact's value as one name-addr (parse_name_addr, bad_contact), or null when
 /// there is none or it is not one; parsed once per message.
 const name_addr* first_contact(const message& m) noexcept;
+/// The first Route header's one element and its URI as check_message() parsed them; null
+/// when it did not (no full check, no Route, several elements in that header, a bad one).
+const message::element_memo* first_route(const message& m) noexcept;
 /// Its URI, or null when first_contact is null or its URI does not parse; parsed once.
 const uri* first_contact_uri(const message& m) noexcept;
 

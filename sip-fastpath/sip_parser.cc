@@ -45,7 +45,8 @@ void reset(message& m, std::string_view buf) noexcept {
   m.body = span{};
   m.errors = error_set{};
   m.first_error = error::none;
-  m.contact_.state = message::contact_memo::unknown;
+  m.contact_.state = message::element_memo::unknown;
+  m.route_.state = message::element_memo::unknown;
 }
 
 thread_local uint64_t parses = 0;     // parse()
@@ -490,7 +491,7 @@ uint64_t parse_count() noexcept { return parses; }
 uint64_t rewrite_parse_count() noexcept { return rewrites; }
 
 const name_addr* first_contact(const message& m) noexcept {
-  using memo = message::contact_memo;
+  using memo = message::element_memo;
   memo& c = m.contact_;
   if (c.state == memo::unknown) {
     c.state = memo::absent;
@@ -502,7 +503,11 @@ const name_addr* first_contact(const message& m) noexcept {
 }
 
 const uri* first_contact_uri(const message& m) noexcept {
-  return first_contact(m) != nullptr && m.contact_.state == message::contact_memo::both ? &m.contact_.u : nullptr;
+  return first_contact(m) != nullptr && m.contact_.state == message::element_memo::both ? &m.contact_.u : nullptr;
+}
+
+const message::element_memo* first_route(const message& m) noexcept {
+  return m.route_.state == message::element_memo::both ? &m.route_ : nullptr;
 }
 
 error parse_rewritten(std::string_view buf, const message& orig, const rewrite_map& map, message& out) noexcept {

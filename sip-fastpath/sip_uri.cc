@@ -302,7 +302,7 @@ bool value_iter::next(span& out, error& err) noexcept {
 }
 
 error parse_name_addr_at(std::string_view buf, uint32_t pos, uint32_t e, name_addr& out,
-                         error bad, uint32_t& next, bool strict) noexcept {
+                         error bad, uint32_t& next, bool strict, uri* uri_out) noexcept {
   out = name_addr{};
   uint32_t p = skip_ws(buf, pos, e);
   next = p;
@@ -345,7 +345,7 @@ error parse_name_addr_at(std::string_view buf, uint32_t pos, uint32_t e, name_ad
   }
   if (strict) {
     uri u;
-    if (!parse_uri(buf, out.uri_text, u)) return bad;
+    if (!parse_uri(buf, out.uri_text, uri_out != nullptr ? *uri_out : u)) return bad;
   } else if (out.uri_text.empty()) {
     return bad;
   }

@@ -92,9 +92,11 @@ error parse_name_addr(std::string_view buf, span value, name_addr& out, error ba
 /// List form: parses the element starting at `pos`, stopping before a top-level ',' or
 /// at `end`; `next` gets the offset where it stopped.
 /// With strict false (the parser's fast pass) the URI is only located and parameter bytes
-/// are not checked; check_message() does the full check.
+/// are not checked; check_message() does the full check. With strict, *uri_out (when given)
+/// gets the URI as parsed.
 error parse_name_addr_at(std::string_view buf, uint32_t pos, uint32_t end, name_addr& out,
-                         error bad, uint32_t& next, bool strict = true) noexcept;
+                         error bad, uint32_t& next, bool strict = true,
+                         uri* uri_out = nullptr) noexcept;
 
 /// One Via element.
 struct via {

@@ -444,6 +444,52 @@ TEST(sip_parser, full_check_finds_defects_in_contact_route_and_lower_vias) {
   EXPECT_TRUE(check_message(*p.m, first).empty()) << error_name(first);
 }
 
+// The full check keeps the Contact and the first Route it parsed: first_contact and
+// first_route read what it read (the same URI as a parse of their own), and a header of
+// several elements, or a bad one, is left to its reader.
+TEST(sip_parser, full_check_keeps_the_contact_and_route_it_parsed) {
+  auto d = request();
+  d.set("Contact", "\"Alice\" <sip:alice@198.18.0.2:5062;transport=tcp>;expires=60");
+  d.add("Route", "<sip:198.18.0.1:5060;lr;w=1>");
+  d.add("Route", "<sip:198.18.0.7;lr>");
+  parsed lazy{d.text()};
+  const name_addr* lc = first_contact(*lazy.m);  // its own parse, no full check
+  ASSERT_NE(lc, nullptr);
+  EXPECT_EQ(first_route(*lazy.m), nullptr);  // only the full check keeps a Route
+
+  parsed p{d.text()};
+  error first = error::none;
+  ASSERT_TRUE(check_message(*p.m, first).empty()) << error_name(first);
+  EXPECT_EQ(p->contact_.state, message::element_memo::both);  // kept before any reader
+  const uri* cu = first_contact_uri(*p.m);
+  ASSERT_NE(cu, nullptr);
+  EXPECT_EQ(p(first_contact(*p.m)->uri_text), lazy(lc->uri_text));
+  EXPECT_EQ(p(cu->host), "198.18.0.2");
+  EXPECT_EQ(cu->port, 5062);
+  const message::element_memo* r = first_route(*p.m);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(p(r->na.uri_text), "sip:198.18.0.1:5060;lr;w=1");
+  EXPECT_EQ(p(r->u.host), "198.18.0.1");
+  EXPECT_EQ(r->u.port, 5060);
+
+  // Two elements in the first Route header: the walk parses them itself.
+  auto two = request();
+  two.add("Route", "<sip:198.18.0.1;lr>, <sip:198.18.0.7;lr>");
+  parsed q{two.text()};
+  ASSERT_TRUE(check_message(*q.m, first).empty()) << error_name(first);
+  EXPECT_EQ(first_route(*q.m), nullptr);
+  // A bad Contact is not kept (the request is answered 400 for it).
+  auto bad = request();
+  bad.set("Contact", "<sip:alice@198.18.0.2");
+  parsed b{bad.text()};
+  EXPECT_FALSE(check_message(*b.m, first).empty() && b->ok());
+  EXPECT_NE(b->contact_.state, message::element_memo::both);
+  // A new parse into the same message forgets both.
+  parse(d.text(), *q.m);
+  EXPECT_EQ(q->route_.state, message::element_memo::unknown);
+  EXPECT_EQ(q->contact_.state, message::element_memo::unknown);
+}
+
 TEST(sip_parser, stops_at_too_many_headers) {
   auto d = request();
   for (int i = 0; i < 60; ++i) d.add("X-H" + std::to_string(i), "v");
