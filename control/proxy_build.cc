@@ -112,20 +112,16 @@ void set_fallback(const config& cfg, const route_fallback_config& fc, sip::route
             f.codes.set(c);
 }
 
-}  // namespace
-
-std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
-                                                            const std::vector<dataplane::interface_info>& interfaces,
-                                                            unsigned workers, peer_ids& ids, std::string& error,
-                                                            const std::vector<learned_region>* learned)
+// The trunks, in file order, each on its started interface; false (with the trunk's line) for
+// an interface that is not started or an address and port another trunk has.
+bool add_trunks(const config& cfg, const std::vector<dataplane::interface_info>& interfaces, sip::proxy_tables& t,
+                std::string& error)
 {
-    auto t = std::make_shared<sip::proxy_tables>();
-
     for (const auto& tc : cfg.trunks) {
         const int iface = index_by_name(interfaces, tc.interface);
         if (iface < 0) {
             error = where(cfg, tc.line) + "trunk " + tc.name + ": interface " + tc.interface + " is not started";
-            return nullptr;
+            return false;
         }
         sip::trunk tr;
         tr.name = tc.name;
@@ -147,21 +143,49 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         tr.untrusted_trunk_burst = tc.untrusted_trunk_burst.value_or(sip::trunk::from_flood);
         tr.topology_hiding = tc.topology_hiding;
         // Two interfaces may carry one address (VLANs); find_trunk must still be unambiguous.
-        if (const int other = tr.port == 0 ? -1 : t->find_trunk(tr.address, tr.port); other >= 0) {
+        if (const int other = tr.port == 0 ? -1 : t.find_trunk(tr.address, tr.port); other >= 0) {
             error = where(cfg, tc.line) + "trunk " + tc.name + ": " + to_string(tr.address) + ":" +
-                    std::to_string(tr.port) + " is already trunk " + t->trunks[static_cast<std::size_t>(other)].name +
+                    std::to_string(tr.port) + " is already trunk " + t.trunks[static_cast<std::size_t>(other)].name +
                     "'s address and port; give it another port";
-            return nullptr;
+            return false;
         }
-        t->trunks.push_back(std::move(tr));
+        t.trunks.push_back(std::move(tr));
     }
+    return true;
+}
 
-    // Peers: region by region in file order, each region's sorted by priority (lower first),
-    // then weight (heavier first), then file order.
-    std::vector<std::string> keys;
+// One configured (or learned) peer of region `ri` as the table holds it.
+sip::peer make_peer(const config& cfg, std::size_t ri, const peer_config& pc, const sip::proxy_tables& t,
+                    const std::vector<dataplane::interface_info>& interfaces, int region_trunk)
+{
+    const region_config& rc = cfg.regions[ri];
+    sip::peer p;
+    p.address = pc.address;
+    p.port = pc.port;
+    p.proto = pc.proto;
+    p.server_name = pc.server_name;
+    // A TLS peer named by nothing else is checked by its address (an IP SAN): never "" here,
+    // which would check no name at all (streams::new_client_ssl).
+    if (p.proto == transport::tls && p.server_name.empty()) p.server_name = to_string(pc.address);
+    p.name = pc.name.empty() ? peer_ids::key(rc.name, pc.address, pc.port) : pc.name;
+    p.priority = pc.priority;
+    p.weight = pc.weight;
+    p.region = static_cast<uint16_t>(ri);
+    p.trunk = t.trunks.empty() ? 0 : trunk_for(t, interfaces, region_trunk, pc.address);
+    p.max_calls = pc.max_calls != 0 ? pc.max_calls : rc.peer_max_calls;  // SRV peers: the region's
+    return p;
+}
+
+// The regions and their peers: region by region in file order, each region's sorted by priority
+// (lower first), then weight (heavier first), then file order; an SRV region's peers are what
+// DNS said last (none before its first answer), its retired peers after them (known addresses,
+// never selected). `keys` gets each peer's registry key, in table order.
+bool add_regions(const config& cfg, const std::vector<dataplane::interface_info>& interfaces,
+                 const std::vector<learned_region>* learned, sip::proxy_tables& t, std::vector<std::string>& keys,
+                 std::string& error)
+{
     for (std::size_t ri = 0; ri < cfg.regions.size(); ++ri) {
         const region_config& rc = cfg.regions[ri];
-        // An srv region's peers are what DNS said last (none before its first answer).
         static const learned_region none;
         const learned_region& dns = learned && ri < learned->size() ? (*learned)[ri] : none;
         const std::vector<peer_config>& peers = rc.srv.empty() ? rc.peers : dns.current;
@@ -177,46 +201,33 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         sip::region reg;
         reg.name = rc.name;
         reg.fqdn = rc.fqdn;
-        // Retired peers follow the region's own, in the table (known addresses) but not in
-        // reg.peers (never selected).
         const std::size_t selectable = order.size();
         for (std::size_t k = 0; !rc.srv.empty() && k < dns.retired.size(); ++k) order.push_back(peers.size() + k);
         for (std::size_t k : order) {
             const peer_config& pc = k < peers.size() ? peers[k] : dns.retired[k - peers.size()];
-            sip::peer p;
-            p.address = pc.address;
-            p.port = pc.port;
-            p.proto = pc.proto;
-            p.server_name = pc.server_name;
-            // A TLS peer named by nothing else is checked by its address (an IP SAN): never
-            // "" here, which would check no name at all (streams::new_client_ssl).
-            if (p.proto == transport::tls && p.server_name.empty()) p.server_name = to_string(pc.address);
-            p.name = pc.name.empty() ? peer_ids::key(rc.name, pc.address, pc.port) : pc.name;
-            p.priority = pc.priority;
-            p.weight = pc.weight;
-            p.region = static_cast<uint16_t>(ri);
-            p.trunk = t->trunks.empty() ? 0 : trunk_for(*t, interfaces, region_trunk, pc.address);
-            p.max_calls = pc.max_calls != 0 ? pc.max_calls : rc.peer_max_calls;  // SRV peers: the region's
             keys.push_back(peer_ids::key(rc.name, pc.address, pc.port));
-            if (reg.peers.size() < selectable) reg.peers.push_back(static_cast<uint32_t>(t->peers.size()));
-            t->peers.push_back(std::move(p));
+            if (reg.peers.size() < selectable) reg.peers.push_back(static_cast<uint32_t>(t.peers.size()));
+            t.peers.push_back(make_peer(cfg, ri, pc, t, interfaces, region_trunk));
         }
-        t->regions.push_back(std::move(reg));
+        t.regions.push_back(std::move(reg));
     }
-    if (t->peers.size() > sip::max_peers) {
-        error = cfg.path + ": " + std::to_string(t->peers.size()) + " peers are configured; at most " +
-                std::to_string(sip::max_peers) + " are supported";
-        return nullptr;
-    }
+    if (t.peers.size() <= sip::max_peers) return true;
+    error = cfg.path + ": " + std::to_string(t.peers.size()) + " peers are configured; at most " +
+            std::to_string(sip::max_peers) + " are supported";
+    return false;
+}
 
+// The peer groups and the routes, with the routes' matcher compiled (one scratch per worker);
+// a pattern that does not compile is named by its line, like the loader does.
+bool add_routes(const config& cfg, unsigned workers, sip::proxy_tables& t, std::string& error)
+{
     for (const auto& gc : cfg.peer_groups) {
         sip::peer_group g;
         g.name = gc.name;
         for (const auto& rn : gc.regions) g.regions.push_back(static_cast<uint16_t>(index_by_name(cfg.regions, rn)));
         g.sel = gc.selector;
-        t->groups.push_back(std::move(g));
+        t.groups.push_back(std::move(g));
     }
-
     for (const auto& rc : cfg.routes) {
         sip::route r;
         r.name = rc.name;
@@ -224,51 +235,67 @@ std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
         if (rc.has_match) r.pattern = rc.pattern;  // empty: the default route, never compiled
         r.peer_group = static_cast<uint16_t>(index_by_name(cfg.peer_groups, rc.peer_group));
         set_fallback(cfg, rc.fallback, r.fallback);
-        t->routes.push_back(std::move(r));
+        t.routes.push_back(std::move(r));
     }
-    t->default_route = cfg.default_route;
-    if (std::any_of(cfg.routes.begin(), cfg.routes.end(), [](const route_config& r) { return r.has_match; })) {
-        std::string why;
-        auto m = sip::route_matcher::compile(t->routes, workers, why);
-        if (!m) {
-            // Name the route by its place in the file, like the loader does.
-            int line = 0;
-            std::string key = "route";
-            for (std::size_t i = 0; i < cfg.routes.size(); ++i)
-                if (why.rfind("route " + std::to_string(i) + " ", 0) == 0) {
-                    line = cfg.routes[i].pattern_line;
-                    key = "route[" + std::to_string(i) + "].match.pattern";
-                }
-            error = (line > 0 ? where(cfg, line) : cfg.path + ": ") + key + ": " + why;
-            return nullptr;
+    t.default_route = cfg.default_route;
+    if (std::none_of(cfg.routes.begin(), cfg.routes.end(), [](const route_config& r) { return r.has_match; }))
+        return true;
+    std::string why;
+    auto m = sip::route_matcher::compile(t.routes, workers, why);
+    if (m) {
+        t.matcher = std::move(m);
+        return true;
+    }
+    int line = 0;
+    std::string key = "route";
+    for (std::size_t i = 0; i < cfg.routes.size(); ++i)
+        if (why.rfind("route " + std::to_string(i) + " ", 0) == 0) {
+            line = cfg.routes[i].pattern_line;
+            key = "route[" + std::to_string(i) + "].match.pattern";
         }
-        t->matcher = std::move(m);
-    }
+    error = (line > 0 ? where(cfg, line) : cfg.path + ": ") + key + ": " + why;
+    return false;
+}
 
-    t->retry = make_retry_policy(cfg.retry);
+// The node-wide policies: retry, self health codes, hiding key, RFC 7339, admission, overload,
+// the scanner patterns (compiled here; the loader checked each alone) and the header and
+// number rules (control/config_rules.cc; null when there are none).
+bool add_policies(const config& cfg, unsigned workers, sip::proxy_tables& t, std::string& error)
+{
+    t.retry = make_retry_policy(cfg.retry);
     // [limits] size each worker's proxy at start (port_options); nothing reads them here.
-    t->self.healthy_code = static_cast<uint16_t>(cfg.self.healthy_code);
-    t->hiding_key = sip::process_hiding_key();  // sip-fastpath/topology_hiding.h
-    t->self.unavailable_code = static_cast<uint16_t>(cfg.self.draining_code);
-    t->oc = static_cast<const sip::oc_policy&>(cfg.overload_control);  // [overload_control], RFC 7339
-    t->admission.max_calls = cfg.admission.max_calls;
-    t->admission.refuse_code = static_cast<uint16_t>(cfg.admission.refuse_code);
-    t->admission.retry_after_s = cfg.admission.retry_after_s;
-    // [overload] and [scanner] (control/config_scanner.h): the loader checked each pattern alone.
-    t->overload = static_cast<const sip::overload_policy&>(cfg.overload);
+    t.self.healthy_code = static_cast<uint16_t>(cfg.self.healthy_code);
+    t.hiding_key = sip::process_hiding_key();  // sip-fastpath/topology_hiding.h
+    t.self.unavailable_code = static_cast<uint16_t>(cfg.self.draining_code);
+    t.oc = static_cast<const sip::oc_policy&>(cfg.overload_control);  // [overload_control], RFC 7339
+    t.admission.max_calls = cfg.admission.max_calls;
+    t.admission.refuse_code = static_cast<uint16_t>(cfg.admission.refuse_code);
+    t.admission.retry_after_s = cfg.admission.retry_after_s;
+    t.overload = static_cast<const sip::overload_policy&>(cfg.overload);
     if (const auto patterns = cfg.scanner.compiled(); !patterns.empty()) {
         std::string why;
-        t->scanner = sip::scanner_matcher::compile(patterns, cfg.scanner.policy, workers, why);
-        if (!t->scanner) {
+        t.scanner = sip::scanner_matcher::compile(patterns, cfg.scanner.policy, workers, why);
+        if (!t.scanner) {
             error = (cfg.scanner.line > 0 ? where(cfg, cfg.scanner.line) : cfg.path + ": ") + "scanner: " + why;
-            return nullptr;
+            return false;
         }
     }
+    t.rules = build_rule_tables(cfg, error);
+    return t.rules != nullptr || error.empty();
+}
 
-    // Header and number rules (control/config_rules.cc); null when there are none.
-    t->rules = build_rule_tables(cfg, error);
-    if (!t->rules && !error.empty()) return nullptr;
+}  // namespace
 
+std::shared_ptr<const sip::proxy_tables> build_proxy_tables(const config& cfg,
+                                                            const std::vector<dataplane::interface_info>& interfaces,
+                                                            unsigned workers, peer_ids& ids, std::string& error,
+                                                            const std::vector<learned_region>* learned)
+{
+    auto t = std::make_shared<sip::proxy_tables>();
+    std::vector<std::string> keys;  // each peer's registry key, in table order
+    if (!add_trunks(cfg, interfaces, *t, error) || !add_regions(cfg, interfaces, learned, *t, keys, error) ||
+        !add_routes(cfg, workers, *t, error) || !add_policies(cfg, workers, *t, error))
+        return nullptr;
     // Last, so that a failed build leaves the registry as it was.
     std::vector<uint32_t> peer_id;
     if (!ids.assign(keys, peer_id, error)) {

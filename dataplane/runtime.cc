@@ -186,60 +186,75 @@ dataplane_runtime::~dataplane_runtime()
     if (control_pool != nullptr) rte_mempool_free(control_pool);
 }
 
-std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string>& devices,
-                                                   const port_options& o, std::string& error)
-{
-    auto rt = std::make_unique<dataplane_runtime>();
-    rt->shared = std::make_unique<shared_state>();
-    const int socket = static_cast<int>(rte_socket_id());
-    const auto queues = static_cast<uint16_t>(o.workers);
+namespace {
 
-    rt->events = rte_ring_create_elem("sbc_events", sizeof(event), event_ring_size, socket, RING_F_SC_DEQ);
-    rt->control_pool = rte_pktmbuf_pool_create("sbc_ctl_pool", 4095, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
-    if (rt->events == nullptr || rt->control_pool == nullptr) {
-        error = rte_error("cannot create the control ring or pool", rte_errno);
+/// The event ring every worker posts to and the control core's pool of frames to send.
+bool create_control_rings(dataplane_runtime& rt, int socket, std::string& error)
+{
+    rt.events = rte_ring_create_elem("sbc_events", sizeof(event), event_ring_size, socket, RING_F_SC_DEQ);
+    rt.control_pool = rte_pktmbuf_pool_create("sbc_ctl_pool", 4095, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+    if (rt.events != nullptr && rt.control_pool != nullptr) return true;
+    error = rte_error("cannot create the control ring or pool", rte_errno);
+    return false;
+}
+
+/// Worker `i` on `lcore`, with everything it will ever allocate: its mbuf pool, inject ring,
+/// fragment table, SIP proxy (every table it uses), outbox and flood screening table.
+std::unique_ptr<worker> create_worker(dataplane_runtime& rt, unsigned i, unsigned lcore, const port_options& o,
+                                      int socket, std::string& error)
+{
+    auto w = std::make_unique<worker>();
+    w->id = i;
+    w->lcore = lcore;
+    w->shared = rt.shared.get();
+    w->events = rt.events;
+    const std::string n = std::to_string(i);
+    w->pool = rte_pktmbuf_pool_create(("sbc_pool_w" + n).c_str(), o.mbufs_per_worker, 256, 0,
+                                      RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+    w->inject = rte_ring_create(("sbc_inject_w" + n).c_str(), 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    const uint64_t frag_cycles = rte_get_tsc_hz() / 1000 * o.frag_timeout_ms;
+    w->frag_table = rte_ip_frag_table_create(1024, 16, 1024 * 16, frag_cycles, socket);
+    if (w->pool == nullptr || w->inject == nullptr || w->frag_table == nullptr) {
+        error = rte_error(("cannot create pool, ring or fragment table for worker " + n).c_str(), rte_errno);
+        rt.workers.push_back(std::move(w));  // what it did create is freed with the runtime
         return nullptr;
     }
+    w->proxy = std::make_unique<sip::proxy>(static_cast<uint8_t>(i), o.setups_per_worker, o.dialogs_per_worker,
+                                            rte_rdtsc());
+    w->proxy->set_admission(&rt.shared->admission);  // one set of call counts for the node
+    if (o.large_setups_per_worker != sip::large_setups_per_worker) w->proxy->set_large_setups(o.large_setups_per_worker);
+    w->outbox = std::make_unique<sip::outbox>();
+    w->guard = std::make_unique<source_guard>();  // flood screening's per-source table, allocated once
+    w->tsc_per_ms = rte_get_tsc_hz() / 1000 != 0 ? rte_get_tsc_hz() / 1000 : 1;
+    return w;
+}
 
+/// One worker per lcore after the main one.
+bool create_workers(dataplane_runtime& rt, const port_options& o, int socket, std::string& error)
+{
+    if (o.workers > std::tuple_size_v<decltype(worker::handoff_out)>) {
+        error = "at most " + std::to_string(std::tuple_size_v<decltype(worker::handoff_out)>) + " workers";
+        return false;
+    }
     unsigned lcore = rte_get_next_lcore(static_cast<unsigned>(-1), 1, 0);
     for (unsigned i = 0; i < o.workers; ++i) {
         if (lcore >= RTE_MAX_LCORE) {
             error = "not enough lcores for " + std::to_string(o.workers) + " workers (EAL has " +
                     std::to_string(rte_lcore_count()) + " including the main lcore)";
-            return nullptr;
+            return false;
         }
-        auto w = std::make_unique<worker>();
-        w->id = i;
-        w->lcore = lcore;
-        w->shared = rt->shared.get();
-        w->events = rt->events;
-        const std::string n = std::to_string(i);
-        w->pool = rte_pktmbuf_pool_create(("sbc_pool_w" + n).c_str(), o.mbufs_per_worker, 256, 0,
-                                          RTE_MBUF_DEFAULT_BUF_SIZE, socket);
-        w->inject = rte_ring_create(("sbc_inject_w" + n).c_str(), 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-        const uint64_t frag_cycles = rte_get_tsc_hz() / 1000 * o.frag_timeout_ms;
-        w->frag_table = rte_ip_frag_table_create(1024, 16, 1024 * 16, frag_cycles, socket);
-        if (w->pool == nullptr || w->inject == nullptr || w->frag_table == nullptr) {
-            error = rte_error(("cannot create pool, ring or fragment table for worker " + n).c_str(), rte_errno);
-            return nullptr;
-        }
-        // The worker's SIP proxy: every table it will ever use is allocated here, at start.
-        w->proxy = std::make_unique<sip::proxy>(static_cast<uint8_t>(i), o.setups_per_worker, o.dialogs_per_worker,
-                                                rte_rdtsc());
-        w->proxy->set_admission(&rt->shared->admission);  // one set of call counts for the node
-        if (o.large_setups_per_worker != sip::large_setups_per_worker) w->proxy->set_large_setups(o.large_setups_per_worker);
-        w->outbox = std::make_unique<sip::outbox>();
-        w->guard = std::make_unique<source_guard>();  // flood screening's per-source table, allocated once
-        w->tsc_per_ms = rte_get_tsc_hz() / 1000 != 0 ? rte_get_tsc_hz() / 1000 : 1;
-        rt->workers.push_back(std::move(w));
+        std::unique_ptr<worker> w = create_worker(rt, i, lcore, o, socket, error);
+        if (w == nullptr) return false;
+        rt.workers.push_back(std::move(w));
         lcore = rte_get_next_lcore(lcore, 1, 0);
     }
-    if (o.workers > std::tuple_size_v<decltype(worker::handoff_out)>) {
-        error = "at most " + std::to_string(std::tuple_size_v<decltype(worker::handoff_out)>) + " workers";
-        return nullptr;
-    }
-    // One single-producer, single-consumer ring per ordered pair of workers: SIP datagrams
-    // that land on a worker other than the owner of their transaction or dialog.
+    return true;
+}
+
+/// One single-producer, single-consumer ring per ordered pair of workers: SIP datagrams that
+/// land on a worker other than the owner of their transaction or dialog.
+bool create_handoff_rings(dataplane_runtime& rt, const port_options& o, int socket, std::string& error)
+{
     for (unsigned i = 0; i < o.workers; ++i) {
         for (unsigned j = 0; j < o.workers; ++j) {
             if (i == j) continue;
@@ -247,112 +262,141 @@ std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string
             rte_ring* r = rte_ring_create(name.c_str(), o.handoff_ring, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
             if (r == nullptr) {
                 error = rte_error(("cannot create the SIP handoff ring " + name).c_str(), rte_errno);
-                return nullptr;
+                return false;
             }
-            rt->handoff.push_back(r);
-            rt->workers[i]->handoff_out[j] = r;
-            rt->workers[j]->handoff_in[i] = r;
+            rt.handoff.push_back(r);
+            rt.workers[i]->handoff_out[j] = r;
+            rt.workers[j]->handoff_in[i] = r;
         }
     }
-    for (auto& w : rt->workers) w->handoff_span = static_cast<uint16_t>(o.workers);
+    for (auto& w : rt.workers) w->handoff_span = static_cast<uint16_t>(o.workers);
+    return true;
+}
 
-    // Each worker's ring of SIP frame copies to the capture thread (dataplane/capture_filter.h):
-    // always there, empty and never touched while no capture runs.
-    for (auto& w : rt->workers) {
-        w->capture_out = rte_ring_create(("sbc_cap_w" + std::to_string(w->id)).c_str(), capture_ring_size, socket,
-                                         RING_F_SP_ENQ | RING_F_SC_DEQ);
+/// Each worker's ring of SIP frame copies to the capture thread (dataplane/capture_filter.h):
+/// always there, empty and never touched while no capture runs; and, when call records are on,
+/// its ring of call records to the control core (dataplane/cdr_out.h), which the proxy hands
+/// every ended call to.
+bool create_record_rings(dataplane_runtime& rt, const port_options& o, int socket, std::string& error)
+{
+    for (auto& w : rt.workers) {
+        const std::string n = std::to_string(w->id);
+        w->capture_out =
+            rte_ring_create(("sbc_cap_w" + n).c_str(), capture_ring_size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
         if (w->capture_out == nullptr) {
             error = rte_error("cannot create the capture ring", rte_errno);
-            return nullptr;
+            return false;
         }
-        rt->handoff.push_back(w->capture_out);
-    }
-    // Each worker's ring of call records to the control core (dataplane/cdr_out.h), when
-    // call records are on: the proxy hands every ended call to it.
-    for (auto& w : rt->workers) {
-        if (o.cdr_ring == 0) break;
-        w->cdr_out = rte_ring_create_elem(("sbc_cdr_w" + std::to_string(w->id)).c_str(), sizeof(sbc::call_record),
-                                          o.cdr_ring, socket, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+        rt.handoff.push_back(w->capture_out);
+        if (o.cdr_ring == 0) continue;
+        w->cdr_out = rte_ring_create_elem(("sbc_cdr_w" + n).c_str(), sizeof(sbc::call_record), o.cdr_ring, socket,
+                                          RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
         if (w->cdr_out == nullptr) {
             error = rte_error("cannot create the call record ring", rte_errno);
-            return nullptr;
+            return false;
         }
         w->cdr_sink.attach(w->cdr_out, &w->counters);
         w->proxy->set_cdr_sink(&w->cdr_sink);
     }
+    return true;
+}
+
+/// A device's DPDK port: found by name, checked for a queue pair per worker, configured (RSS
+/// over the workers when it can, the checksum offloads it has), each worker's RX and TX queue
+/// and TX buffer set up, started.
+bool start_port(dataplane_runtime& rt, const std::string& device, const port_options& o, int socket,
+                std::string& error)
+{
+    const auto queues = static_cast<uint16_t>(o.workers);
+    port_info p;
+    p.device = device;
+    const std::string name = device_port_name(device);
+    if (rte_eth_dev_get_port_by_name(name.c_str(), &p.port_id) != 0) {
+        error = "device " + device + ": no DPDK port named " + name + " (is the device string right?)";
+        return false;
+    }
+    if (p.port_id >= max_ports) {
+        error = "device " + device + ": port id beyond " + std::to_string(max_ports);
+        return false;
+    }
+    rte_eth_dev_info info{};
+    if (int rc = rte_eth_dev_info_get(p.port_id, &info); rc != 0) {
+        error = rte_error(("device " + device).c_str(), rc);
+        return false;
+    }
+    if (info.max_rx_queues < queues || info.max_tx_queues < queues) {
+        error = "device " + device + " has " + std::to_string(info.max_rx_queues) + " RX and " +
+                std::to_string(info.max_tx_queues) + " TX queues; " + std::to_string(queues) +
+                " workers need one of each per worker (fewer workers, or more queues, e.g. qpairs=N)";
+        return false;
+    }
+    rte_eth_conf conf{};
+    if (queues > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP)) != 0) {
+        conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+        conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+        p.rss = true;
+    }
+    const uint64_t rx_want = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+    conf.rxmode.offloads = info.rx_offload_capa & rx_want;
+    // Checksum offload for the media relay (rtp_stage.cc asks for it per packet).
+    const uint64_t tx_want = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+    conf.txmode.offloads = info.tx_offload_capa & tx_want;
+    p.tx_offloads = conf.txmode.offloads;
+    if (int rc = rte_eth_dev_configure(p.port_id, queues, queues, &conf); rc != 0) {
+        error = rte_error(("device " + device + ": configure").c_str(), rc);
+        return false;
+    }
+    uint16_t rxd = static_cast<uint16_t>(o.rx_ring), txd = static_cast<uint16_t>(o.tx_ring);
+    rte_eth_dev_adjust_nb_rx_tx_desc(p.port_id, &rxd, &txd);
+    for (uint16_t q = 0; q < queues; ++q) {
+        auto& w = *rt.workers[q];
+        rte_mempool* rx_pool = is_af_packet(device) && q < rt.af_packet_pools.size() ? rt.af_packet_pools[q] : w.pool;
+        if (int rc = rte_eth_rx_queue_setup(p.port_id, q, rxd, static_cast<unsigned>(socket), nullptr, rx_pool); rc != 0) {
+            error = rte_error(("device " + device + ": RX queue " + std::to_string(q)).c_str(), rc);
+            return false;
+        }
+        if (int rc = rte_eth_tx_queue_setup(p.port_id, q, txd, static_cast<unsigned>(socket), nullptr); rc != 0) {
+            error = rte_error(("device " + device + ": TX queue " + std::to_string(q)).c_str(), rc);
+            return false;
+        }
+        auto* buf = static_cast<rte_eth_dev_tx_buffer*>(
+            rte_zmalloc_socket("sbc_txbuf", RTE_ETH_TX_BUFFER_SIZE(burst_size), 0, socket));
+        if (buf == nullptr) {
+            error = "cannot allocate a TX buffer";
+            return false;
+        }
+        rte_eth_tx_buffer_init(buf, burst_size);
+        rte_eth_tx_buffer_set_err_callback(buf, tx_error_callback, &w);
+        w.tx[p.port_id] = buf;
+        w.ports[w.n_ports++] = p.port_id;
+    }
+    if (int rc = rte_eth_dev_start(p.port_id); rc != 0) {
+        error = rte_error(("device " + device + ": start").c_str(), rc);
+        return false;
+    }
+    rte_eth_macaddr_get(p.port_id, &p.mac);
+    p.rx_queues = p.tx_queues = queues;
+    rt.ports.push_back(p);
+    return true;
+}
+
+}  // namespace
+
+std::unique_ptr<dataplane_runtime> start_dataplane(const std::vector<std::string>& devices,
+                                                   const port_options& o, std::string& error)
+{
+    auto rt = std::make_unique<dataplane_runtime>();
+    rt->shared = std::make_unique<shared_state>();
+    const int socket = static_cast<int>(rte_socket_id());
+    // In order: what a worker needs before it exists, the workers, the rings between them and
+    // toward the other threads, then the ports (whose RX queues take the workers' pools).
+    if (!create_control_rings(*rt, socket, error) || !create_workers(*rt, o, socket, error) ||
+        !create_handoff_rings(*rt, o, socket, error) || !create_record_rings(*rt, o, socket, error))
+        return nullptr;
     if (o.streams && !create_stream_rings(*rt, o, socket, error)) return nullptr;
     if (!create_af_packet_pools(*rt, devices, o, socket, error)) return nullptr;
-    for (const auto& device : devices) {
-        port_info p;
-        p.device = device;
-        const std::string name = device_port_name(device);
-        if (rte_eth_dev_get_port_by_name(name.c_str(), &p.port_id) != 0) {
-            error = "device " + device + ": no DPDK port named " + name + " (is the device string right?)";
-            return nullptr;
-        }
-        if (p.port_id >= max_ports) {
-            error = "device " + device + ": port id beyond " + std::to_string(max_ports);
-            return nullptr;
-        }
-        rte_eth_dev_info info{};
-        if (int rc = rte_eth_dev_info_get(p.port_id, &info); rc != 0) {
-            error = rte_error(("device " + device).c_str(), rc);
-            return nullptr;
-        }
-        if (info.max_rx_queues < queues || info.max_tx_queues < queues) {
-            error = "device " + device + " has " + std::to_string(info.max_rx_queues) + " RX and " +
-                    std::to_string(info.max_tx_queues) + " TX queues; " + std::to_string(queues) +
-                    " workers need one of each per worker (fewer workers, or more queues, e.g. qpairs=N)";
-            return nullptr;
-        }
-        rte_eth_conf conf{};
-        if (queues > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP)) != 0) {
-            conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-            conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
-            p.rss = true;
-        }
-        const uint64_t rx_want = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
-        conf.rxmode.offloads = info.rx_offload_capa & rx_want;
-        // Checksum offload for the media relay (rtp_stage.cc asks for it per packet).
-        const uint64_t tx_want = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
-        conf.txmode.offloads = info.tx_offload_capa & tx_want;
-        p.tx_offloads = conf.txmode.offloads;
-        if (int rc = rte_eth_dev_configure(p.port_id, queues, queues, &conf); rc != 0) {
-            error = rte_error(("device " + device + ": configure").c_str(), rc);
-            return nullptr;
-        }
-        uint16_t rxd = static_cast<uint16_t>(o.rx_ring), txd = static_cast<uint16_t>(o.tx_ring);
-        rte_eth_dev_adjust_nb_rx_tx_desc(p.port_id, &rxd, &txd);
-        for (uint16_t q = 0; q < queues; ++q) {
-            auto& w = *rt->workers[q];
-            rte_mempool* rx_pool = is_af_packet(device) && q < rt->af_packet_pools.size() ? rt->af_packet_pools[q] : w.pool;
-            if (int rc = rte_eth_rx_queue_setup(p.port_id, q, rxd, static_cast<unsigned>(socket), nullptr, rx_pool); rc != 0) {
-                error = rte_error(("device " + device + ": RX queue " + std::to_string(q)).c_str(), rc);
-                return nullptr;
-            }
-            if (int rc = rte_eth_tx_queue_setup(p.port_id, q, txd, static_cast<unsigned>(socket), nullptr); rc != 0) {
-                error = rte_error(("device " + device + ": TX queue " + std::to_string(q)).c_str(), rc);
-                return nullptr;
-            }
-            auto* buf = static_cast<rte_eth_dev_tx_buffer*>(
-                rte_zmalloc_socket("sbc_txbuf", RTE_ETH_TX_BUFFER_SIZE(burst_size), 0, socket));
-            if (buf == nullptr) {
-                error = "cannot allocate a TX buffer";
-                return nullptr;
-            }
-            rte_eth_tx_buffer_init(buf, burst_size);
-            rte_eth_tx_buffer_set_err_callback(buf, tx_error_callback, &w);
-            w.tx[p.port_id] = buf;
-            w.ports[w.n_ports++] = p.port_id;
-        }
-        if (int rc = rte_eth_dev_start(p.port_id); rc != 0) {
-            error = rte_error(("device " + device + ": start").c_str(), rc);
-            return nullptr;
-        }
-        rte_eth_macaddr_get(p.port_id, &p.mac);
-        p.rx_queues = p.tx_queues = queues;
-        rt->ports.push_back(p);
-    }
+    for (const auto& device : devices)
+        if (!start_port(*rt, device, o, socket, error)) return nullptr;
     return rt;
 }
 

@@ -68,8 +68,9 @@ uint32_t call_core::pick_peer(const call_env& e, uint32_t slot, uint16_t region,
     const peer_group& g = t.groups[s.group];
     // Bounded by the tried list: a peer that filled up between selection and its count joins it.
     while (s.n_tried < max_tried) {
-        const uint32_t p = select_peer(t, e.h, region, g.sel, {s.tried.data(), s.n_tried}, s.callid_hash, select_,
-                                       adm_->peer_calls, ignore_down, s.canary_mask);
+        const selection q{region, g.sel, {s.tried.data(), s.n_tried}, s.callid_hash, adm_->peer_calls, ignore_down,
+                          s.canary_mask};
+        const uint32_t p = select_peer(t, e.h, q, select_);
         for (uint32_t i = 0; i < std::min<uint32_t>(select_.n_full, select_.full.size()); ++i)
             bump(stats_->full_skips_by_peer[select_.full[i]], +1);
         if (select_.n_full != 0) {

@@ -196,7 +196,7 @@ void call_core::forward_out_of_dialog(msg_ctx& c) noexcept
     if (group < 0) return;
     const peer_group& g = t.groups[static_cast<std::size_t>(group)];
     for (uint16_t r : g.regions) {
-        const uint32_t p = select_peer(t, c.h, r, g.sel, {}, hash_bytes(m.call_id()), select_);
+        const uint32_t p = select_peer(t, c.h, {.region = r, .sel = g.sel, .call_hash = hash_bytes(m.call_id())}, select_);
         if (p == no_peer) continue;
         out_message* d = c.out.next();
         if (d == nullptr) return;

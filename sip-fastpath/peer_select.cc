@@ -71,44 +71,124 @@ uint32_t pick(const proxy_tables& t, std::span<const uint32_t> members, selector
 
 }  // namespace
 
-uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t region, selector sel,
-                     std::span<const uint32_t> tried, uint64_t call_hash, select_state& st,
-                     std::span<const std::atomic<uint32_t>> active, bool ignore_down, uint64_t canary_mask) noexcept
-{
-    if (region >= t.regions.size()) return no_peer;
-    auto matched = [&](const peer& pe) { return pe.canary < max_canaries && ((canary_mask >> pe.canary) & 1) != 0; };
-    // One relaxed load of the health word per candidate and pass: a worker that sees a flip
-    // one call late only picks another first choice (the control core is the only writer).
-    auto up_word = [&](const peer& pe, uint32_t w) {
-        const uint32_t out = ignore_down ? (peer_state::draining | peer_state::disabled) : peer_state::unavailable;
+namespace {
+
+/// What select_peer asks of each peer of the region: one relaxed load of its health word per
+/// look (a worker that sees a flip one call late only picks another first choice; the control
+/// core is the only writer), its call count against its limit, its oc reduction.
+struct screen {
+    const proxy_tables& t;
+    const peer_health& health;
+    const selection& q;
+    select_state& st;
+    uint32_t oc_draw = 0xffffffff;  // not drawn yet: one draw per selection, only when needed
+
+    [[nodiscard]] uint32_t word(const peer& pe) const noexcept
+    {
+        return health.word[pe.id].load(std::memory_order_relaxed);
+    }
+    [[nodiscard]] bool matched(const peer& pe) const noexcept
+    {
+        return pe.canary < max_canaries && ((q.canary_mask >> pe.canary) & 1) != 0;
+    }
+    [[nodiscard]] bool up(const peer& pe, uint32_t w) const noexcept
+    {
+        const uint32_t out = q.ignore_down ? (peer_state::draining | peer_state::disabled) : peer_state::unavailable;
         if ((w & out) != 0) return false;
         // A canary takes only the calls that match its pattern. The bit is set before the
         // snapshot with the pattern is published and cleared before the one without it, so a
         // worker between the two errs on the side of keeping other calls away.
         return (w & peer_state::canary) == 0 || matched(pe);
-    };
-    // A peer at its call limit (admission.h) is passed over like a down one. The count is
-    // node-wide and read relaxed: a peer that fills up between this load and the proxy's
-    // take is refused there, and the proxy selects again.
-    st.n_full = 0;
-    auto full = [&](const peer& pe) {
-        return pe.max_calls != 0 && pe.id < active.size() && active[pe.id].load(std::memory_order_relaxed) >= pe.max_calls;
-    };
-    auto up_peer = [&](const peer& pe) {
-        return up_word(pe, health.word[pe.id].load(std::memory_order_relaxed)) && !full(pe);
-    };
-    const auto& members = t.regions[region].peers;
-    if (canary_mask != 0) {
-        // Matching calls go to a matching canary first: the lowest priority value among them.
-        uint32_t best = no_peer;
-        for (uint32_t p : members) {
-            const peer& pe = t.peers[p];
-            if (!matched(pe) || (health.word[pe.id].load(std::memory_order_relaxed) & peer_state::canary) == 0) continue;
-            if (!up_peer(pe) || was_tried(tried, pe.id)) continue;
-            if (best == no_peer || pe.priority < t.peers[best].priority) best = p;
-        }
-        if (best != no_peer) return best;
     }
+    /// At its call limit (admission.h): passed over like a down peer. The count is node-wide
+    /// and read relaxed: a peer that fills up between this load and the proxy's take is
+    /// refused there, and the proxy selects again.
+    [[nodiscard]] bool full(const peer& pe) const noexcept
+    {
+        return pe.max_calls != 0 && pe.id < q.active.size() &&
+               q.active[pe.id].load(std::memory_order_relaxed) >= pe.max_calls;
+    }
+    [[nodiscard]] bool tried(const peer& pe) const noexcept { return was_tried(q.tried, pe.id); }
+    /// Passed over for its oc reduction on this call (the draw is made once, on first need).
+    bool oc_skip(const peer& pe) noexcept
+    {
+        const uint8_t r = health.oc_reduction_of(pe.id);
+        if (r == 0) return false;
+        if (oc_draw == 0xffffffff) oc_draw = static_cast<uint32_t>(st.next() % 100);
+        return oc_draw < r;
+    }
+};
+
+/// Matching calls go to a matching canary first: the lowest priority value among them.
+uint32_t canary_first(screen& s, std::span<const uint32_t> members) noexcept
+{
+    uint32_t best = no_peer;
+    for (uint32_t p : members) {
+        const peer& pe = s.t.peers[p];
+        if (!s.matched(pe) || (s.word(pe) & peer_state::canary) == 0) continue;
+        if (!s.up(pe, s.word(pe)) || s.full(pe) || s.tried(pe)) continue;
+        if (best == no_peer || pe.priority < s.t.peers[best].priority) best = p;
+    }
+    return best;
+}
+
+/// The lowest priority value among some candidates, and how many have it.
+struct tier {
+    uint32_t prio = 0x10000;
+    uint32_t n = 0;
+    void count(uint32_t p) noexcept
+    {
+        if (p < prio) {
+            prio = p;
+            n = 0;
+        }
+        if (p == prio) ++n;
+    }
+};
+
+/// The candidates' tiers: available and untried (`any`), of those the ones oc does not pass
+/// over (`open`) and the best priority it passes over (`oc_prio`); the same among the peers
+/// that are not suspect (`sure`...). Full peers go to st.full.
+struct tally {
+    tier any, open, sure, open_sure;
+    uint32_t oc_prio = 0x10000, oc_prio_sure = 0x10000;
+};
+
+tally count_candidates(screen& s, std::span<const uint32_t> members) noexcept
+{
+    tally c;
+    for (uint32_t p : members) {
+        const peer& pe = s.t.peers[p];
+        const uint32_t w = s.word(pe);
+        if (!s.up(pe, w) || s.tried(pe)) continue;
+        if (s.full(pe)) {
+            if (s.st.n_full < s.st.full.size()) s.st.full[s.st.n_full] = pe.id;
+            ++s.st.n_full;
+            continue;
+        }
+        c.any.count(pe.priority);
+        const bool oc_out = s.oc_skip(pe);
+        if (!oc_out) c.open.count(pe.priority);
+        else c.oc_prio = std::min<uint32_t>(c.oc_prio, pe.priority);
+        if ((w & peer_state::suspect) != 0) continue;
+        c.sure.count(pe.priority);
+        if (!oc_out) c.open_sure.count(pe.priority);
+        else c.oc_prio_sure = std::min<uint32_t>(c.oc_prio_sure, pe.priority);
+    }
+    return c;
+}
+
+}  // namespace
+
+uint32_t select_peer(const proxy_tables& t, const peer_health& health, const selection& q, select_state& st) noexcept
+{
+    if (q.region >= t.regions.size()) return no_peer;
+    st.n_full = 0;
+    st.oc_diverted = false;
+    screen s{t, health, q, st};
+    const auto& members = t.regions[q.region].peers;
+    if (q.canary_mask != 0)
+        if (const uint32_t p = canary_first(s, members); p != no_peer) return p;
     // Candidates: available, untried, of the lowest priority value among those. A suspect peer
     // (silent or unreachable once, nothing heard since) is a candidate only when every other
     // available, untried peer of the region is suspect too: then the region's order holds as
@@ -116,77 +196,26 @@ uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t 
     // RFC 7339 (client): a peer under an oc reduction of N% is passed over for N% of the calls
     // while another candidate (of the same suspect level) is not passed over; when every one is,
     // the reductions are set aside and the call goes as usual: no call is lost to a reduction
-    // while a peer can take it. One draw per selection, made only when a candidate has a
-    // reduction (so selection without oc draws exactly as before).
-    st.oc_diverted = false;
-    uint32_t oc_draw = 0xffffffff;  // not drawn yet
-    auto oc_skip = [&](const peer& pe) {
-        const uint8_t r = health.oc_reduction_of(pe.id);
-        if (r == 0) return false;
-        if (oc_draw == 0xffffffff) oc_draw = static_cast<uint32_t>(st.next() % 100);
-        return oc_draw < r;
-    };
-    uint32_t best_prio = 0x10000, best_prio_sure = 0x10000;
-    uint32_t n = 0, n_sure = 0;
-    // The same among the candidates oc does not pass over, and the best priority it passes over.
-    uint32_t open_prio = 0x10000, open_prio_sure = 0x10000, oc_prio = 0x10000, oc_prio_sure = 0x10000;
-    uint32_t n_open = 0, n_open_sure = 0;
-    auto count = [](uint32_t prio, uint32_t& best, uint32_t& k) {
-        if (prio < best) {
-            best = prio;
-            k = 0;
-        }
-        if (prio == best) ++k;
-    };
-    for (uint32_t p : members) {
-        const peer& pe = t.peers[p];
-        const uint32_t w = health.word[pe.id].load(std::memory_order_relaxed);
-        if (!up_word(pe, w) || was_tried(tried, pe.id)) continue;
-        if (full(pe)) {
-            if (st.n_full < st.full.size()) st.full[st.n_full] = pe.id;
-            ++st.n_full;
-            continue;
-        }
-        if (pe.priority < best_prio) {
-            best_prio = pe.priority;
-            n = 0;
-        }
-        if (pe.priority == best_prio) ++n;
-        const bool oc_out = oc_skip(pe);
-        if (!oc_out) count(pe.priority, open_prio, n_open);
-        else oc_prio = std::min<uint32_t>(oc_prio, pe.priority);
-        if ((w & peer_state::suspect) != 0) continue;
-        if (pe.priority < best_prio_sure) {
-            best_prio_sure = pe.priority;
-            n_sure = 0;
-        }
-        if (pe.priority == best_prio_sure) ++n_sure;
-        if (!oc_out) count(pe.priority, open_prio_sure, n_open_sure);
-        else oc_prio_sure = std::min<uint32_t>(oc_prio_sure, pe.priority);
-    }
-    if (n == 0) return no_peer;
-    const bool skip_suspect = n_sure != 0;
-    if (skip_suspect) {
-        best_prio = best_prio_sure;
-        n = n_sure;
-        open_prio = open_prio_sure;
-        n_open = n_open_sure;
-        oc_prio = oc_prio_sure;
-    }
-    const bool skip_oc = n_open != 0 && oc_prio != 0x10000;
+    // while a peer can take it (so selection without oc draws exactly as before).
+    const tally c = count_candidates(s, members);
+    if (c.any.n == 0) return no_peer;
+    const bool skip_suspect = c.sure.n != 0;
+    tier best = skip_suspect ? c.sure : c.any;
+    const tier open = skip_suspect ? c.open_sure : c.open;
+    const uint32_t oc_prio = skip_suspect ? c.oc_prio_sure : c.oc_prio;
+    const bool skip_oc = open.n != 0 && oc_prio != 0x10000;
     if (skip_oc) {
-        st.oc_diverted = oc_prio <= open_prio;  // passed over a peer this call could have gone to
-        best_prio = open_prio;
-        n = n_open;
+        st.oc_diverted = oc_prio <= open.prio;  // passed over a peer this call could have gone to
+        best = open;
     }
     auto eligible = [&](uint32_t p) {
         const peer& pe = t.peers[p];
-        if (pe.priority != best_prio) return false;
-        const uint32_t w = health.word[pe.id].load(std::memory_order_relaxed);
-        return up_word(pe, w) && !(skip_suspect && (w & peer_state::suspect) != 0) && !was_tried(tried, pe.id) &&
-               !full(pe) && !(skip_oc && oc_skip(pe));
+        if (pe.priority != best.prio) return false;
+        const uint32_t w = s.word(pe);
+        return s.up(pe, w) && !(skip_suspect && (w & peer_state::suspect) != 0) && !s.tried(pe) && !s.full(pe) &&
+               !(skip_oc && s.oc_skip(pe));
     };
-    return pick(t, members, sel, n, region, call_hash, st, active, eligible);
+    return pick(t, members, q.sel, best.n, q.region, q.call_hash, st, q.active, eligible);
 }
 
 }  // namespace sbc::sip

@@ -34,27 +34,36 @@ struct select_state {
     }
 };
 
-/// Picks a peer of region `region` for a call: the available, untried peers of the lowest
-/// priority value, chosen by `sel`; `active` is this worker's active calls per peer id. `tried` holds peer ids (stable across snapshots). `active` (may be empty) gives active calls per peer id
-/// for least_calls; `call_hash` is used by hash_call_id. With `ignore_down`, peers marked down
-/// by health checks count as available (the last resort when no peer is up).
+/// What one selection asks for: region `region`'s peers, by the group's selector `sel`.
+/// `tried` holds peer ids already tried for the call (stable across snapshots); `call_hash` is
+/// used by hash_call_id; `active` (may be empty) holds the node-wide calls per peer id
+/// (admission::peer_calls), for least_calls and max_calls. With `ignore_down`, peers marked
+/// down by health checks count as available (the last resort when no peer is up).
+/// `canary_mask` holds the canary slots whose pattern the call matched (canary_matcher).
+struct selection {
+    uint16_t region = 0;
+    selector sel = selector::srv;
+    std::span<const uint32_t> tried = {};
+    uint64_t call_hash = 0;
+    std::span<const std::atomic<uint32_t>> active = {};
+    bool ignore_down = false;
+    uint64_t canary_mask = 0;
+};
+
+/// Picks a peer for a call: the available, untried peers of the region's lowest priority
+/// value, chosen by the selector.
 /// A suspect peer (peer_state::suspect) is passed over while another available, untried peer
 /// of the region is not suspect, whatever its priority; when all are suspect they are chosen
 /// as usual (with or without `ignore_down`), so a region is never left on a suspicion.
-/// `canary_mask` holds the canary slots whose pattern the call matched (canary_matcher): a peer
-/// whose health word has the canary bit takes only calls whose mask has its slot, and such a
-/// matching canary peer is chosen before any other of the region (the operator wants these
-/// calls to test it). `active` holds the node-wide calls per peer id (admission::peer_calls):
-/// a peer with a max_calls that has that many calls is passed over like an unavailable one
-/// (with `ignore_down` too), and recorded in st.full. A peer under an RFC 7339 oc reduction of
-/// N% (peer_health::oc_reduction) is passed over for N% of the calls (random, from `st`) while
-/// another candidate is not passed over; when all are, the call goes as if none had a
-/// reduction (st.oc_diverted tells whether this call was diverted). Returns a peer index or
-/// no_peer.
-uint32_t select_peer(const proxy_tables& t, const peer_health& health, uint16_t region, selector sel,
-                     std::span<const uint32_t> tried, uint64_t call_hash, select_state& st,
-                     std::span<const std::atomic<uint32_t>> active = {}, bool ignore_down = false,
-                     uint64_t canary_mask = 0) noexcept;
+/// A peer whose health word has the canary bit takes only calls whose canary_mask has its
+/// slot, and such a matching canary peer is chosen before any other of the region (the
+/// operator wants these calls to test it). A peer with a max_calls that has that many calls is
+/// passed over like an unavailable one (with `ignore_down` too), and recorded in st.full. A
+/// peer under an RFC 7339 oc reduction of N% (peer_health::oc_reduction) is passed over for N%
+/// of the calls (random, from `st`) while another candidate is not passed over; when all are,
+/// the call goes as if none had a reduction (st.oc_diverted tells whether this call was
+/// diverted). Returns a peer index or no_peer.
+uint32_t select_peer(const proxy_tables& t, const peer_health& health, const selection& q, select_state& st) noexcept;
 
 /// 64-bit FNV-1a, for Call-ID and branch keys.
 constexpr uint64_t hash_bytes(std::string_view s) noexcept

@@ -65,7 +65,8 @@ struct select_and_forward_stage {
     void burst(dp::worker& w, const dp::snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n) const noexcept
     {
         if (snap.proxy) {
-            const uint32_t p = sip::select_peer(*snap.proxy, w.shared->peer_health, 0, sip::selector::srv, {}, 0, *st);
+            const uint32_t p =
+                sip::select_peer(*snap.proxy, w.shared->peer_health, {.region = 0, .sel = sip::selector::srv}, *st);
             if (p != sip::no_peer) ++*picks;
         }
         const uint16_t out = port == w.ports[0] ? w.ports[1] : w.ports[0];

@@ -79,15 +79,17 @@ TEST(canary_select, a_canary_never_gets_a_call_that_does_not_match)
     std::map<uint32_t, int> c;
     for (int i = 0; i < 2000; ++i) {
         h->word[0].store(i % 2 ? peer_state::down : 0);  // even with the best peer down half the time
-        ++c[select_peer(*t, *h, 0, selector::srv, {}, 0, st, {}, false, uint64_t{1} << 4)];
+        ++c[select_peer(*t, *h, {.region = 0, .sel = selector::srv, .canary_mask = uint64_t{1} << 4}, st)];
     }
     EXPECT_EQ(c[2], 0);
     EXPECT_EQ(c[0], 1000);
     EXPECT_EQ(c[1], 1000);
     h->word[0].store(peer_state::down);
     h->word[1].store(peer_state::down);
-    EXPECT_EQ(select_peer(*t, *h, 0, selector::srv, {}, 0, st), no_peer) << "not even when it is the last one up";
-    EXPECT_EQ(select_peer(*t, *h, 0, selector::srv, {}, 0, st, {}, true), 0u) << "the last resort skips it too";
+    EXPECT_EQ(select_peer(*t, *h, {.region = 0, .sel = selector::srv}, st), no_peer)
+        << "not even when it is the last one up";
+    EXPECT_EQ(select_peer(*t, *h, {.region = 0, .sel = selector::srv, .ignore_down = true}, st), 0u)
+        << "the last resort skips it too";
 }
 
 TEST(canary_select, every_matching_call_goes_to_the_canary_while_it_is_up)
@@ -98,16 +100,18 @@ TEST(canary_select, every_matching_call_goes_to_the_canary_while_it_is_up)
     h->word[2].store(peer_state::canary);
     select_state st;
     for (int i = 0; i < 100; ++i)
-        EXPECT_EQ(select_peer(*t, *h, 0, selector::srv, {}, 0, st, {}, false, uint64_t{1} << 5), 2u);
+        EXPECT_EQ(select_peer(*t, *h, {.region = 0, .sel = selector::srv, .canary_mask = uint64_t{1} << 5}, st), 2u);
     const uint32_t tried[] = {2};
-    EXPECT_EQ(select_peer(*t, *h, 0, selector::srv, tried, 0, st, {}, false, uint64_t{1} << 5), 0u)
+    EXPECT_EQ(
+        select_peer(*t, *h, {.region = 0, .sel = selector::srv, .tried = tried, .canary_mask = uint64_t{1} << 5}, st),
+        0u)
         << "once the canary failed, the retry goes to the normal rotation";
     h->word[2].store(peer_state::canary | peer_state::draining);
-    EXPECT_EQ(select_peer(*t, *h, 0, selector::srv, {}, 0, st, {}, false, uint64_t{1} << 5), 0u)
+    EXPECT_EQ(select_peer(*t, *h, {.region = 0, .sel = selector::srv, .canary_mask = uint64_t{1} << 5}, st), 0u)
         << "a drained canary gets nothing";
     h->word[2].store(0);
     for (int i = 0; i < 100; ++i)
-        EXPECT_EQ(select_peer(*t, *h, 0, selector::srv, {}, 0, st, {}, false, 0), 0u)
+        EXPECT_EQ(select_peer(*t, *h, {.region = 0, .sel = selector::srv}, st), 0u)
             << "promoted (bit cleared): in rotation by its priority";
 }
 

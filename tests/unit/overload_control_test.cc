@@ -347,7 +347,7 @@ std::array<int, 2> pick_shares(const proxy_tables& t, const peer_health& h, int 
     std::array<int, 2> n{};
     diverted = 0;
     for (int i = 0; i < calls; ++i) {
-        const uint32_t p = select_peer(t, h, 0, selector::srv, {}, 0, st);
+        const uint32_t p = select_peer(t, h, {.region = 0, .sel = selector::srv}, st);
         if (p < 2) ++n[p];
         if (st.oc_diverted) ++diverted;
     }

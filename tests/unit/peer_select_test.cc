@@ -33,7 +33,9 @@ struct fixture {
     std::map<uint32_t, int> draw(int n, selector sel = selector::srv, std::span<const uint32_t> tried = {})
     {
         std::map<uint32_t, int> c;
-        for (int i = 0; i < n; ++i) ++c[select_peer(t, *h, 0, sel, tried, static_cast<uint64_t>(i) * 7919, st)];
+        for (int i = 0; i < n; ++i)
+            ++c[select_peer(
+                t, *h, {.region = 0, .sel = sel, .tried = tried, .call_hash = static_cast<uint64_t>(i) * 7919}, st)];
         return c;
     }
 };
@@ -96,8 +98,8 @@ TEST(peer_select, round_robin_and_hash_selectors)
     EXPECT_EQ(rr[0], 100);
     EXPECT_EQ(rr[1], 100);
     EXPECT_EQ(rr[2], 100);
-    const uint32_t a = select_peer(f.t, *f.h, 0, selector::hash_call_id, {}, 12345, f.st);
-    for (int i = 0; i < 10; ++i) EXPECT_EQ(select_peer(f.t, *f.h, 0, selector::hash_call_id, {}, 12345, f.st), a);
+    const uint32_t a = select_peer(f.t, *f.h, {.region = 0, .sel = selector::hash_call_id, .call_hash = 12345}, f.st);
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(select_peer(f.t, *f.h, {.region = 0, .sel = selector::hash_call_id, .call_hash = 12345}, f.st), a);
 }
 
 TEST(peer_select, least_calls_picks_the_idlest_peer)
@@ -107,7 +109,7 @@ TEST(peer_select, least_calls_picks_the_idlest_peer)
     active[0] = 5;
     active[1] = 1;
     active[2] = 3;
-    EXPECT_EQ(select_peer(f.t, *f.h, 0, selector::least_calls, {}, 0, f.st, active), 1u);
+    EXPECT_EQ(select_peer(f.t, *f.h, {.region = 0, .sel = selector::least_calls, .active = active}, f.st), 1u);
 }
 
 TEST(peer_select, a_suspect_peer_takes_no_new_call_while_another_of_its_region_is_up)
@@ -123,7 +125,7 @@ TEST(peer_select, a_suspect_peer_takes_no_new_call_while_another_of_its_region_i
     EXPECT_EQ(c[2], 100);
     std::array<std::atomic<uint32_t>, 3> active{};
     active[2] = 50;
-    EXPECT_EQ(select_peer(f.t, *f.h, 0, selector::least_calls, {}, 0, f.st, active), 2u)
+    EXPECT_EQ(select_peer(f.t, *f.h, {.region = 0, .sel = selector::least_calls, .active = active}, f.st), 2u)
         << "even when it is the busiest";
 }
 
@@ -151,8 +153,8 @@ TEST(peer_select, among_peers_all_down_the_last_resort_still_prefers_one_not_sus
     fixture f{{10, 50}, {20, 50}};
     f.h->word[0].store(peer_state::down | peer_state::suspect);
     f.h->word[1].store(peer_state::down);
-    EXPECT_EQ(select_peer(f.t, *f.h, 0, selector::srv, {}, 0, f.st), no_peer) << "all down";
-    EXPECT_EQ(select_peer(f.t, *f.h, 0, selector::srv, {}, 0, f.st, {}, true), 1u);
+    EXPECT_EQ(select_peer(f.t, *f.h, {.region = 0, .sel = selector::srv}, f.st), no_peer) << "all down";
+    EXPECT_EQ(select_peer(f.t, *f.h, {.region = 0, .sel = selector::srv, .ignore_down = true}, f.st), 1u);
     f.h->word[1].store(peer_state::down | peer_state::suspect);
-    EXPECT_EQ(select_peer(f.t, *f.h, 0, selector::srv, {}, 0, f.st, {}, true), 0u);
+    EXPECT_EQ(select_peer(f.t, *f.h, {.region = 0, .sel = selector::srv, .ignore_down = true}, f.st), 0u);
 }
