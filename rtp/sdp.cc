@@ -81,6 +81,79 @@ thread_local uint64_t sdp_parses = 0;
 
 uint64_t sdp_parse_count() noexcept { return sdp_parses; }
 
+namespace {
+
+/// An m-line's value `v` (at `vbase` in `body`) into `m`: its port (and its token, for the
+/// rewrite), whether it is RTP, and the clock of its first format when that is static;
+/// `first_pt` gets that format (0xffffffff when it is not a number). False when malformed.
+bool read_media_line(std::string_view body, std::string_view v, uint32_t vbase, sdp_media& m,
+                     uint32_t& first_pt) noexcept
+{
+    first_pt = 0xffffffff;
+    std::size_t p = 0;
+    const sdp_span media = token(v, p, vbase);
+    if (media.empty()) return false;
+    while (p < v.size() && v[p] == ' ') ++p;
+    const std::size_t port_start = p;
+    uint32_t port;
+    if (!read_uint(v, p, port, 5) || port > 65535) return false;
+    m.port = static_cast<uint16_t>(port);
+    m.port_tok = {static_cast<uint32_t>(vbase + port_start), static_cast<uint32_t>(p - port_start)};
+    if (p < v.size() && v[p] == '/') {  // "port/count"
+        ++p;
+        uint32_t count;
+        if (!read_uint(v, p, count, 5)) return false;
+    }
+    const sdp_span proto = token(v, p, vbase);
+    m.rtp = proto.in(body).substr(0, 4) == "RTP/" || proto.in(body).substr(0, 8) == "UDP/TLS/";
+    const sdp_span fmt = token(v, p, vbase);
+    std::size_t fp = 0;
+    uint32_t pt;
+    const std::string_view ft = fmt.in(body);
+    if (read_uint(ft, fp, pt, 3) && fp == ft.size()) {
+        first_pt = pt;
+        m.clock_hz = static_clock(pt);
+    }
+    return true;
+}
+
+/// An a-line's value of the current m-line: rtcp-mux, rtcp (port, and address when given),
+/// and the rtpmap of its first format (its clock). False when an rtcp port is malformed.
+bool read_attribute(std::string_view body, std::string_view v, uint32_t vbase, uint32_t first_pt, sdp_media& m,
+                    bool& ipv6) noexcept
+{
+    if (v == "rtcp-mux") {
+        m.rtcp_mux = true;
+    } else if (v.substr(0, 5) == "rtcp:") {
+        std::size_t p = 5;
+        uint32_t port;
+        if (!read_uint(v, p, port, 5) || port > 65535) return false;
+        m.rtcp_port = static_cast<uint16_t>(port);
+        m.rtcp_port_tok = {vbase + 5, static_cast<uint32_t>(p - 5)};
+        if (p < v.size()) {
+            uint32_t ip = 0;
+            bool ipv4 = false;
+            sdp_span addr;
+            if (connection(body, v.substr(p), static_cast<uint32_t>(vbase + p), addr, ip, ipv4, ipv6)) {
+                m.rtcp_addr = addr;
+                m.rtcp_ip = ipv4 ? ip : 0;
+            }
+        }
+    } else if (v.substr(0, 7) == "rtpmap:" && first_pt != 0xffffffff) {
+        std::size_t p = 7;
+        uint32_t pt;
+        if (!read_uint(v, p, pt, 3) || pt != first_pt) return true;
+        const std::size_t slash = v.find('/', p);
+        if (slash == std::string_view::npos) return true;
+        std::size_t q = slash + 1;
+        uint32_t hz;
+        if (read_uint(v, q, hz, 7) && hz != 0) m.clock_hz = hz;
+    }
+    return true;
+}
+
+}  // namespace
+
 bool parse_sdp(std::string_view body, sdp& out) noexcept
 {
     ++sdp_parses;
@@ -103,40 +176,15 @@ bool parse_sdp(std::string_view body, sdp& out) noexcept
         const std::string_view v = line.substr(2);
         const uint32_t vbase = base + 2;
         switch (line[0]) {
-        case 'm': {
+        case 'm':
             if (out.n_media >= max_sdp_media) {
                 ++out.extra_media;
                 cur = nullptr;
                 continue;
             }
             cur = &out.media[out.n_media++];
-            first_pt = 0xffffffff;
-            std::size_t p = 0;
-            const sdp_span media = token(v, p, vbase);
-            if (media.empty()) return false;
-            while (p < v.size() && v[p] == ' ') ++p;
-            const std::size_t port_start = p;
-            uint32_t port;
-            if (!read_uint(v, p, port, 5) || port > 65535) return false;
-            cur->port = static_cast<uint16_t>(port);
-            cur->port_tok = {static_cast<uint32_t>(vbase + port_start), static_cast<uint32_t>(p - port_start)};
-            if (p < v.size() && v[p] == '/') {  // "port/count"
-                ++p;
-                uint32_t count;
-                if (!read_uint(v, p, count, 5)) return false;
-            }
-            const sdp_span proto = token(v, p, vbase);
-            cur->rtp = proto.in(body).substr(0, 4) == "RTP/" || proto.in(body).substr(0, 8) == "UDP/TLS/";
-            const sdp_span fmt = token(v, p, vbase);
-            std::size_t fp = 0;
-            uint32_t pt;
-            const std::string_view ft = fmt.in(body);
-            if (read_uint(ft, fp, pt, 3) && fp == ft.size()) {
-                first_pt = pt;
-                cur->clock_hz = static_clock(pt);
-            }
+            if (!read_media_line(body, v, vbase, *cur, first_pt)) return false;
             break;
-        }
         case 'c': {
             sdp_span addr;
             uint32_t ip = 0;
@@ -153,37 +201,9 @@ bool parse_sdp(std::string_view body, sdp& out) noexcept
             }
             break;
         }
-        case 'a': {
-            if (cur == nullptr) break;
-            if (v == "rtcp-mux") {
-                cur->rtcp_mux = true;
-            } else if (v.substr(0, 5) == "rtcp:") {
-                std::size_t p = 5;
-                uint32_t port;
-                if (!read_uint(v, p, port, 5) || port > 65535) return false;
-                cur->rtcp_port = static_cast<uint16_t>(port);
-                cur->rtcp_port_tok = {vbase + 5, static_cast<uint32_t>(p - 5)};
-                if (p < v.size()) {
-                    uint32_t ip = 0;
-                    bool ipv4 = false;
-                    sdp_span addr;
-                    if (connection(body, v.substr(p), static_cast<uint32_t>(vbase + p), addr, ip, ipv4, out.ipv6)) {
-                        cur->rtcp_addr = addr;
-                        cur->rtcp_ip = ipv4 ? ip : 0;
-                    }
-                }
-            } else if (v.substr(0, 7) == "rtpmap:" && first_pt != 0xffffffff) {
-                std::size_t p = 7;
-                uint32_t pt;
-                if (!read_uint(v, p, pt, 3) || pt != first_pt) break;
-                const std::size_t slash = v.find('/', p);
-                if (slash == std::string_view::npos) break;
-                std::size_t q = slash + 1;
-                uint32_t hz;
-                if (read_uint(v, q, hz, 7) && hz != 0) cur->clock_hz = hz;
-            }
+        case 'a':
+            if (cur != nullptr && !read_attribute(body, v, vbase, first_pt, *cur, out.ipv6)) return false;
             break;
-        }
         default: break;
         }
     }

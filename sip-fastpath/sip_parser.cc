@@ -363,6 +363,56 @@ uint32_t line_end(const char* d, uint32_t from, uint32_t n) noexcept {
 
 
 // parse(), and parse_rewritten() when `orig` is given.
+// The start line, `le` bytes: taken from `orig` when a rewrite kept it (parse_rewritten), else
+// parsed. False for a broken Status-Line, which stops the parse (a response: nobody to answer,
+// nothing more to read). A broken Request-Line may still be answered 400 from its headers, so
+// they are indexed; the message stays invalid (never forwarded) and carries no method or
+// Request-URI.
+bool read_start_line(message& m, uint32_t le, const message* orig, const rewrite_map* map) noexcept {
+  m.start_line = make_span(0, le);
+  if (orig != nullptr && map->start_line_kept && orig->start_line == m.start_line && orig->is_request()) {
+    m.kind = orig->kind;
+    m.req_method = orig->req_method;
+    m.method_text = orig->method_text;
+    m.request_uri = orig->request_uri;
+    m.version = orig->version;
+    m.ruri = orig->ruri;
+  } else if (!parse_start_line(m, le)) {
+    if (is_status_line(m.raw, le)) return false;
+    add(m, error::bad_start_line);
+    m.method_text = m.request_uri = m.version = span{};
+  }
+  return true;
+}
+
+// After the headers, which end at `pos`: the body by Content-Length (framing over UDP: bytes
+// after it are ignored), and the headers every message must have.
+error finish(message& m, uint32_t pos) noexcept {
+  const std::string_view buf = m.raw;
+  const auto n = static_cast<uint32_t>(buf.size());
+  m.headers_end = pos;
+  const uint32_t avail = n - pos;
+  if (m.has_content_length) {
+    if (m.content_length > avail) {
+      add(m, error::body_truncated);
+      m.body = make_span(pos, n);
+    } else {
+      m.body = make_span(pos, pos + m.content_length);
+    }
+  } else {
+    m.body = make_span(pos, n);
+  }
+  if (m.h_via == no_header) add(m, error::missing_via);
+  if (m.h_from == no_header) add(m, error::missing_from);
+  if (m.h_to == no_header) add(m, error::missing_to);
+  if (m.h_call_id == no_header) add(m, error::missing_call_id);
+  if (m.h_cseq == no_header) add(m, error::missing_cseq);
+  if (m.is_request() && !m.cseq_method_text.empty() &&
+      m.cseq_method_text.in(buf) != m.method_text.in(buf))
+    add(m, error::cseq_method_mismatch);
+  return m.first_error;
+}
+
 error parse_impl(std::string_view buf, message& m, const message* orig, const rewrite_map* map) noexcept {
   ++(orig == nullptr ? parses : rewrites);
   reset(m, buf);
@@ -375,22 +425,7 @@ error parse_impl(std::string_view buf, message& m, const message* orig, const re
   if (pos == n) return fail(m, error::headers_truncated);
   uint32_t le = pos;
   if (le > 0 && d[le - 1] == '\r') --le;
-  m.start_line = make_span(0, le);
-  if (orig != nullptr && map->start_line_kept && orig->start_line == m.start_line && orig->is_request()) {
-    m.kind = orig->kind;
-    m.req_method = orig->req_method;
-    m.method_text = orig->method_text;
-    m.request_uri = orig->request_uri;
-    m.version = orig->version;
-    m.ruri = orig->ruri;
-  } else if (!parse_start_line(m, le)) {
-    // A broken Status-Line is a response: nobody to answer, nothing more to read. A broken
-    // Request-Line may still be answered 400 from its headers, so they are indexed; the
-    // message stays invalid (never forwarded) and carries no method or Request-URI.
-    if (is_status_line(buf, le)) return fail(m, error::bad_start_line);
-    add(m, error::bad_start_line);
-    m.method_text = m.request_uri = m.version = span{};
-  }
+  if (!read_start_line(m, le, orig, map)) return fail(m, error::bad_start_line);
   ++pos;
 
   // Headers: each line end is found 16 bytes at a time; a line starting with SP/HT continues the
@@ -456,30 +491,7 @@ error parse_impl(std::string_view buf, message& m, const message* orig, const re
     }
     pos = eol + 1;
   }
-  m.headers_end = pos;
-
-  // Framing over UDP: Content-Length bytes of body; what follows them is ignored.
-  uint32_t avail = n - pos;
-  if (m.has_content_length) {
-    if (m.content_length > avail) {
-      add(m, error::body_truncated);
-      m.body = make_span(pos, n);
-    } else {
-      m.body = make_span(pos, pos + m.content_length);
-    }
-  } else {
-    m.body = make_span(pos, n);
-  }
-
-  if (m.h_via == no_header) add(m, error::missing_via);
-  if (m.h_from == no_header) add(m, error::missing_from);
-  if (m.h_to == no_header) add(m, error::missing_to);
-  if (m.h_call_id == no_header) add(m, error::missing_call_id);
-  if (m.h_cseq == no_header) add(m, error::missing_cseq);
-  if (m.is_request() && !m.cseq_method_text.empty() &&
-      m.cseq_method_text.in(buf) != m.method_text.in(buf))
-    add(m, error::cseq_method_mismatch);
-  return m.first_error;
+  return finish(m, pos);
 }
 
 }  // namespace
