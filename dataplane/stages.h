@@ -86,7 +86,7 @@ void drop_all(worker& w, sub_burst& b, drop_reason r) noexcept;
 /// Writes our Ethernet header (and 802.1Q tag when the interface has a VLAN) in front of the
 /// L3 packet that starts at m's data + m->l2_len, for `dst`; keeps the frame's total shape right.
 /// Returns false when there is no headroom (never for frames we received). The interface's
-/// form of dataplane/l2.h's write_l2, which the RTP relay calls with its egress.
+/// form of packet/l2.h's write_l2, which the RTP relay calls with its egress.
 bool write_l2(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac) noexcept;
 
 }  // namespace sbc::dataplane

@@ -5,7 +5,7 @@
 #include <rte_ether.h>
 
 #include "dataplane/events.h"
-#include "dataplane/l2.h"
+#include "packet/l2.h"
 #include "dataplane/stages.h"
 
 namespace sbc::dataplane {
@@ -85,7 +85,7 @@ void drop_all(worker& w, sub_burst& b, drop_reason r) noexcept
 
 bool write_l2(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac) noexcept
 {
-    return write_l2(m, ifc.vlan, ifc.mac.data(), dst_mac);
+    return packet::write_l2(m, ifc.vlan, ifc.mac.data(), dst_mac);
 }
 
 }  // namespace sbc::dataplane

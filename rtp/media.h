@@ -24,7 +24,7 @@
 #include "common/slot_table.h"
 #include "rtp/flow_table.h"
 #include "sip-fastpath/media_hook.h"
-#include "sip-fastpath/timer_wheel.h"
+#include "common/timer_wheel.h"
 
 namespace sbc::rtp {
 
@@ -200,7 +200,7 @@ private:
     media_config cfg_;
     port_pool pool_;
     slot_table<session> sessions_;  ///< by Call-ID hash; the views read the records' atomics
-    sip::timer_wheel timers_;  ///< per session: when to look at its media again
+    timer_wheel timers_;  ///< per session: when to look at its media again
     std::array<std::atomic<uint64_t>, media_counter_count> counters_{};
     std::atomic<uint64_t> sessions_active_{0};
     std::atomic<uint64_t> streams_active_{0};

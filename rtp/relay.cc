@@ -11,7 +11,7 @@
 #include <rte_prefetch.h>
 #include <rte_udp.h>
 
-#include "dataplane/l2.h"
+#include "packet/l2.h"
 
 namespace sbc::rtp {
 
@@ -169,7 +169,7 @@ inline bool relay_one(const relay_env& env, rte_mbuf* m, unsigned addr_in, uint6
     }
 
     // L2: the egress interface may differ in its VLAN tag from the one the frame came on.
-    if (!dataplane::write_l2(m, e.vlan, e.mac, dmac)) {
+    if (!packet::write_l2(m, e.vlan, e.mac, dmac)) {
         t.drop(relay_drop::no_route);  // no headroom: cannot happen for received frames
         return false;
     }

@@ -13,7 +13,7 @@
 #include "common/address.h"
 #include "common/slot_table.h"
 #include "sip-fastpath/proxy_io.h"
-#include "sip-fastpath/timer_wheel.h"
+#include "common/timer_wheel.h"
 
 namespace sbc::sip {
 

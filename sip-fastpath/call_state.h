@@ -14,7 +14,7 @@
 #include "sip-fastpath/peer_select.h"
 #include "sip-fastpath/route_fallback.h"
 #include "sip-fastpath/stage.h"
-#include "sip-fastpath/timer_wheel.h"
+#include "common/timer_wheel.h"
 
 namespace sbc::sip {
 

@@ -11,7 +11,7 @@
 #include <rte_ip.h>
 
 #include "dataplane/events.h"
-#include "dataplane/l2.h"
+#include "packet/l2.h"
 #include "dataplane/udp_frame.h"
 
 namespace sbc::streams {
@@ -151,7 +151,7 @@ unsigned pump_from_kernel(exception_port& p, dataplane::dataplane_runtime& rt, c
         }
         const dataplane::interface_info& ifc = snap.interfaces[nh.iface];
         m->l2_len = sizeof(rte_ether_hdr);
-        if (!dataplane::write_l2(m, ifc.vlan, ifc.mac.data(), mac->data())) {
+        if (!packet::write_l2(m, ifc.vlan, ifc.mac.data(), mac->data())) {
             rte_pktmbuf_free(m);
             c.tx_failed.fetch_add(1, std::memory_order_relaxed);
             continue;

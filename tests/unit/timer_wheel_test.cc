@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "sip-fastpath/timer_wheel.h"
+#include "common/timer_wheel.h"
 
-using sbc::sip::timer_wheel;
+using sbc::timer_wheel;
 
 TEST(timer_wheel, fires_each_timer_once_at_its_time)
 {

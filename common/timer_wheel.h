@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 
-namespace sbc::sip {
+namespace sbc {
 
 class timer_wheel {
 public:
@@ -111,4 +111,4 @@ private:
     uint32_t armed_ = 0;  ///< timers armed: none, and advance only moves the clock
 };
 
-}  // namespace sbc::sip
+}  // namespace sbc

@@ -10,7 +10,7 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
-namespace sbc::dataplane {
+namespace sbc::packet {
 
 /// Writes dst and src MAC, and the 802.1Q tag when `vlan` is not 0, in front of the L3 packet
 /// that starts at m's data + m->l2_len, growing or shrinking the L2 part to fit (sets
@@ -38,4 +38,4 @@ inline bool write_l2(rte_mbuf* m, uint16_t vlan, const uint8_t* src_mac, const u
     return true;
 }
 
-}  // namespace sbc::dataplane
+}  // namespace sbc::packet
