@@ -13,6 +13,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "common/counter.h"
 #include "dataplane/capture_filter.h"
 #include "dataplane/rcu.h"
 
@@ -158,7 +159,7 @@ bool capture_service::write_copy(rte_mbuf* m)
     const uint64_t limit = req_.max_mb * mib;
     bool ok = false;
     if (writer_->bytes() + pcap_record_header_size + rte_pktmbuf_pkt_len(m) > limit) {
-        progress_.file_full.fetch_add(1, std::memory_order_relaxed);
+        sw_bump(progress_.file_full);
     } else {
         std::array<pcap_part, 64> parts;
         std::size_t n = 0;
@@ -170,7 +171,7 @@ bool capture_service::write_copy(rte_mbuf* m)
         const uint64_t ns = d / tsc_hz_ * 1'000'000'000 + d % tsc_hz_ * 1'000'000'000 / tsc_hz_;
         ok = writer_->write(wall0_ns_ + ns, std::span<const pcap_part>(parts.data(), n));
         if (ok) {
-            progress_.messages.fetch_add(1, std::memory_order_relaxed);
+            sw_bump(progress_.messages);
             progress_.bytes.store(writer_->bytes(), std::memory_order_relaxed);
         }
     }

@@ -10,6 +10,7 @@
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 
+#include "common/counter.h"
 #include "dataplane/events.h"
 #include "packet/l2.h"
 #include "dataplane/udp_frame.h"
@@ -106,9 +107,9 @@ unsigned pump_to_kernel(exception_port& p, dataplane::dataplane_runtime& rt, pum
         const uint16_t sent = rte_eth_tx_burst(p.port_id, 0, pkts.data(), static_cast<uint16_t>(n));
         if (sent < n) {
             rte_pktmbuf_free_bulk(pkts.data() + sent, n - sent);
-            c.tx_failed.fetch_add(n - sent, std::memory_order_relaxed);
+            sw_add(c.tx_failed, static_cast<uint64_t>(n - sent));
         }
-        c.to_kernel.fetch_add(sent, std::memory_order_relaxed);
+        sw_add(c.to_kernel, static_cast<uint64_t>(sent));
         total += n;
     }
     return total;
@@ -125,7 +126,7 @@ unsigned pump_from_kernel(exception_port& p, dataplane::dataplane_runtime& rt, c
         if (rte_pktmbuf_data_len(m) < sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr) ||
             eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
             rte_pktmbuf_free(m);
-            c.not_ipv4.fetch_add(1, std::memory_order_relaxed);
+            sw_bump(c.not_ipv4);
             continue;
         }
         const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, sizeof(rte_ether_hdr));
@@ -134,7 +135,7 @@ unsigned pump_from_kernel(exception_port& p, dataplane::dataplane_runtime& rt, c
         const dataplane::next_hop nh = dataplane::route_packet(snap.interfaces, src, dst);
         if (!nh.found()) {
             rte_pktmbuf_free(m);
-            c.no_route.fetch_add(1, std::memory_order_relaxed);
+            sw_bump(c.no_route);
             continue;
         }
         const auto mac = rt.shared->neighbours.lookup(nh.hop);
@@ -146,14 +147,14 @@ unsigned pump_from_kernel(exception_port& p, dataplane::dataplane_runtime& rt, c
             e.ip = nh.hop;
             rte_ring_mp_enqueue_elem(rt.events, &e, sizeof(e));
             rte_pktmbuf_free(m);
-            c.no_neighbour.fetch_add(1, std::memory_order_relaxed);
+            sw_bump(c.no_neighbour);
             continue;
         }
         const dataplane::interface_info& ifc = snap.interfaces[nh.iface];
         m->l2_len = sizeof(rte_ether_hdr);
         if (!packet::write_l2(m, ifc.vlan, ifc.mac.data(), mac->data())) {
             rte_pktmbuf_free(m);
-            c.tx_failed.fetch_add(1, std::memory_order_relaxed);
+            sw_bump(c.tx_failed);
             continue;
         }
         m->port = ifc.port_id;
@@ -161,10 +162,10 @@ unsigned pump_from_kernel(exception_port& p, dataplane::dataplane_runtime& rt, c
         auto& w = *rt.workers[dst.hash() % rt.workers.size()];
         if (rte_ring_sp_enqueue(w.kernel_in, m) != 0) {
             rte_pktmbuf_free(m);
-            c.ring_full.fetch_add(1, std::memory_order_relaxed);
+            sw_bump(c.ring_full);
             continue;
         }
-        c.from_kernel.fetch_add(1, std::memory_order_relaxed);
+        sw_bump(c.from_kernel);
     }
     return n;
 }

@@ -32,7 +32,8 @@ struct exception_port {
     bool started = false;
 };
 
-/// Counters of the pump, written by the stream thread, read by the control core (relaxed).
+/// Counters of the pump, written by the stream thread (sw_add, common/counter.h), read by the
+/// control core (relaxed).
 struct pump_counters {
     std::atomic<uint64_t> to_kernel{0};        ///< frames written to the kernel
     std::atomic<uint64_t> from_kernel{0};      ///< frames the kernel sent, passed to a worker
