@@ -56,8 +56,8 @@ private:
     uint64_t base_ring_full_ = 0, base_no_buffer_ = 0;  ///< worker counters at start
     uint64_t tsc0_ = 0, wall0_ns_ = 0, tsc_hz_ = 1;
     /// Shared with the capture thread, its counters' one writer while it runs (sw_bump): relaxed,
-    /// each value stands alone; `finished` (release
-    /// by the thread, acquire by the control core) publishes `why` and the final counts.
+    /// each value stands alone; `finished` (release by the thread, acquire by the control core)
+    /// publishes `why` and the final counts.
     struct progress {
         std::atomic<bool> stop{false};
         std::atomic<bool> finished{true};
