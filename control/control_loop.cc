@@ -170,11 +170,11 @@ bool control_loop::reload(std::string& error)
             if (a.name != b.name || a.device != b.device || a.address.addr != b.address.addr ||
                 a.address.len != b.address.len || a.gateway != b.gateway || a.vlan != b.vlan)
                 restart += " interface[" + std::to_string(i) + "]";
-            // The relay's egress table is set up once with the media (dataplane/rtp_stage.cc);
-            // dscp_sip rides the snapshot and changes on reload.
-            if (a.dscp_rtp != b.dscp_rtp) restart += " interface[" + std::to_string(i) + "].dscp_rtp";
+            // dscp_sip and dscp_rtp ride the snapshot (interface_info, media_egress): a reload applies them.
         }
     }
+    // The flow table's addresses and ports and each worker's sessions are set up once.
+    if (static_cast<const rtp::media_config&>(c.media) != cfg_.media) restart += " media";
     if (!c.cdr.same_as(cfg_.cdr)) restart += " cdr";  // the rings and the file are set at start
     if (!restart.empty()) {
         error = c.path + ": these changes need a restart:" + restart;

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "dataplane/rtp_stage.h"
+
 namespace sbc::control {
 
 std::unique_ptr<dataplane::snapshot> build_snapshot(const config& cfg, const std::vector<dataplane::port_info>& ports,
@@ -35,6 +37,10 @@ std::unique_ptr<dataplane::snapshot> build_snapshot(const config& cfg, const std
         error = cfg.path + ": " + std::to_string(lost) + " interface(s) do not fit the dataplane's tables (at most " +
                 std::to_string(max_interfaces) + " interfaces, " + std::to_string(max_interfaces_per_port) +
                 " per port, port ids below " + std::to_string(max_ports) + ")";
+        return nullptr;
+    }
+    if (std::string e; !dataplane::media_egress_of(cfg.media, s->interfaces, ports, s->media_egress, e)) {
+        error = cfg.path + ":" + std::to_string(cfg.media.line) + ": media: " + e;
         return nullptr;
     }
     return s;

@@ -23,6 +23,38 @@ bool neighbour_mac(const void* ctx, uint32_t next_hop, uint8_t mac[6]) noexcept
 
 }  // namespace
 
+bool media_egress_of(const rtp::media_config& c, const std::vector<interface_info>& interfaces,
+                     const std::vector<port_info>& ports, rtp::media_egress_table& out, std::string& error)
+{
+    out = {};
+    if (!c.enabled) return true;
+    for (std::size_t a = 0; a < c.addresses.size() && a < rtp::max_media_addresses; ++a) {
+        const interface_info* ifc = nullptr;
+        for (const auto& i : interfaces)
+            if (i.address.addr == c.addresses[a]) ifc = &i;
+        if (ifc == nullptr) {
+            error = "media address " + std::to_string(a) + " is not the address of any interface";
+            return false;
+        }
+        rtp::media_egress& e = out[a];
+        e.port_id = ifc->port_id;
+        e.iface = static_cast<uint16_t>(ifc - interfaces.data());
+        e.vlan = ifc->vlan;
+        std::memcpy(e.mac, ifc->mac.data(), 6);
+        e.netmask = ifc->v4_mask();
+        e.gateway = ifc->gateway.v4_host();
+        e.tos = ifc->tos_rtp;
+        // The NIC's checksum offload where the port has it (start_dataplane enabled it);
+        // otherwise RFC 1624 updates, which touch no payload (af_packet, ring, tap).
+        for (const auto& p : ports) {
+            if (p.port_id != ifc->port_id) continue;
+            e.tx_udp_cksum = (p.tx_offloads & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
+            e.tx_ip_cksum = e.tx_udp_cksum && (p.tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+        }
+    }
+    return true;
+}
+
 bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::vector<interface_info>& interfaces,
                  std::string& error)
 {
@@ -35,6 +67,8 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
         }
         fc.addresses.push_back(a.v4_host());  // the flow table indexes IPv4 in host order
     }
+    rtp::media_egress_table egress;
+    if (!media_egress_of(c, interfaces, rt.ports, egress, error)) return false;
     fc.port_min = c.port_min;
     fc.port_max = c.port_max;
     fc.workers = static_cast<unsigned>(rt.workers.size());
@@ -46,30 +80,9 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
     env.lookup = &neighbour_mac;
     env.lookup_ctx = &sh.neighbours;
     env.tsc_hz = rte_get_tsc_hz() != 0 ? rte_get_tsc_hz() : 1;
-    for (std::size_t a = 0; a < c.addresses.size() && a < rtp::max_media_addresses; ++a) {
-        const interface_info* ifc = nullptr;
-        for (const auto& i : interfaces)
-            if (i.address.addr == c.addresses[a]) ifc = &i;
-        if (ifc == nullptr) {
-            error = "media address " + std::to_string(a) + " is not the address of any interface";
-            return false;
-        }
-        rtp::media_egress& e = env.egress[a];
-        e.port_id = ifc->port_id;
-        e.iface = static_cast<uint16_t>(ifc - interfaces.data());
-        e.vlan = ifc->vlan;
-        std::memcpy(e.mac, ifc->mac.data(), 6);
-        e.netmask = ifc->v4_mask();
-        e.gateway = ifc->gateway.v4_host();
-        e.tos = ifc->tos_rtp;
-        // The NIC's checksum offload where the port has it (start_dataplane enabled it);
-        // otherwise RFC 1624 updates, which touch no payload (af_packet, ring, tap).
-        for (const auto& p : rt.ports) {
-            if (p.port_id != ifc->port_id) continue;
-            e.tx_udp_cksum = (p.tx_offloads & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
-            e.tx_ip_cksum = e.tx_udp_cksum && (p.tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
-        }
-    }
+    // The first snapshot was built before media came up (by a harness without [media], or
+    // by build_snapshot with the same table); no worker runs yet, so it is completed in place.
+    if (snapshot* first = sh.snap.current; first != nullptr) first->media_egress = egress;
     for (auto& w : rt.workers) {
         w->media = std::make_unique<rtp::media_sessions>(*sh.media_flows, w->id, c);
         if (w->proxy) w->proxy->set_media(w->media.get());
@@ -77,14 +90,13 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
     return true;
 }
 
-void rtp_stage(worker& w, sub_burst& b, const uint8_t* addr) noexcept
+void rtp_stage(worker& w, const snapshot& snap, sub_burst& b, const uint8_t* addr) noexcept
 {
     const shared_state& sh = *w.shared;
     rtp::relay_out out;
     const uint64_t now = rte_rdtsc();
-    rtp::relay_burst(sh.media_env, b.pkts.data(), addr, b.n, now, now / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1), out,
-                     w.media_counters);
     const uint64_t now_ms = now / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1);
+    rtp::relay_burst(sh.media_env, snap.media_egress, b.pkts.data(), addr, b.n, now, now_ms, out, w.media_counters);
     for (uint16_t i = 0; i < out.n; ++i) {
         if (out.hop[i] != 0) {
             // The first packets toward a far end that has not sent yet: to the MAC this worker

@@ -15,14 +15,24 @@
 
 namespace sbc::dataplane {
 
-/// Sets up media anchoring for `c` (enabled) over the interfaces that carry its addresses.
-/// Refuses (false with a message) an address that no interface has.
+/// How media leaves through each of `c`'s addresses (none when `c` is not enabled): the port,
+/// VLAN, MAC, subnet and dscp_rtp of the interface that has the address, and whether that
+/// port offloads checksums. False with a message when no interface has an address. Any thread
+/// (control/snapshot_build.cc puts the result in every snapshot it builds).
+bool media_egress_of(const rtp::media_config& c, const std::vector<interface_info>& interfaces,
+                     const std::vector<port_info>& ports, rtp::media_egress_table& out, std::string& error);
+
+/// Sets up media anchoring for `c` (enabled) over the interfaces that carry its addresses,
+/// and completes the snapshot current then with their egress (media_egress_of; no worker
+/// reads it yet: this runs before launch_workers). Refuses (false with a message) an address
+/// that no interface has.
 bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::vector<interface_info>& interfaces,
                  std::string& error);
 
-/// Relays a sub-burst of validated UDP datagrams to media ports; addr[i] is the media
-/// address index of packet i's destination. Consumes every mbuf.
-void rtp_stage(worker& w, sub_burst& b, const uint8_t* addr) noexcept;
+/// Relays a sub-burst of validated UDP datagrams to media ports, out through the egress of
+/// `snap` (the burst's); addr[i] is the media address index of packet i's destination.
+/// Consumes every mbuf.
+void rtp_stage(worker& w, const snapshot& snap, sub_burst& b, const uint8_t* addr) noexcept;
 
 /// Per-iteration media work: quarantined ports whose time is up go back to the pool.
 uint32_t rtp_poll(worker& w, uint64_t now_ms) noexcept;

@@ -13,6 +13,7 @@
 #include "common/address.h"
 #include "common/limits.h"
 #include "dataplane/rcu.h"
+#include "rtp/media_egress.h"
 #include "sip-fastpath/proxy_tables.h"
 
 namespace sbc::dataplane {
@@ -78,6 +79,10 @@ struct snapshot {
     std::vector<interface_info> interfaces;
     /// Trunks, peers, routes, retry policy; null when the config has no SIP service.
     std::shared_ptr<const sip::proxy_tables> proxy;
+    /// How relayed media leaves through each [media] address (port, VLAN, MACs, subnet, the
+    /// interface's dscp_rtp as TOS): built with the rest of the snapshot, so that a reload
+    /// changes it (dataplane/rtp_stage.h media_egress_of). Unused without [media].
+    rtp::media_egress_table media_egress{};
     /// interface index by (port, vlan): by_port[port] lists the interfaces on that port.
     std::array<std::array<uint16_t, max_interfaces_per_port>, max_ports> by_port{};
 

@@ -108,7 +108,7 @@ void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
     if (bad_sum) w.counters.drop(drop_reason::udp_bad_checksum, bad_sum);
     if (closed) w.counters.drop(drop_reason::udp_port_closed, closed);
     b.n = 0;
-    if (media.n != 0) rtp_stage(w, media, media_addr.data());
+    if (media.n != 0) rtp_stage(w, snap, media, media_addr.data());
     if (sip.n != 0) sip_stage(w, snap, sip, sip_trunk.data());
 }
 

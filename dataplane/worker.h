@@ -1,5 +1,6 @@
 // A worker lcore's context and its polling loop. Everything here belongs to one worker
-// (worker only), except `stop`, which the control core sets, and the counters, which others read.
+// (worker only), except the rings, the loop-gap words and the counters, which other threads
+// use as dataplane/contract.h says (the node-wide shared objects, shared_state, are there too).
 #pragma once
 
 #include <array>
@@ -17,6 +18,7 @@
 #include "common/limits.h"
 #include "dataplane/capture_filter.h"
 #include "dataplane/cdr_out.h"
+#include "dataplane/contract.h"
 #include "dataplane/counters.h"
 #include "dataplane/flood_policy.h"
 #include "dataplane/neighbour.h"
@@ -47,29 +49,13 @@ struct sub_burst {
     }
 };
 
-/// Read-mostly state every worker shares with the control core.
-struct shared_state {
-    snapshot_slot snap;             ///< published by the control core under RCU
-    neighbour_table neighbours;     ///< written by the control core only
-    sip::peer_health peer_health;   ///< health words by peer id, flipped by the control core
-    /// Call admission counts of the whole node (sip-fastpath/admission.h): every worker's proxy
-    /// takes and gives back with atomic read-modify-writes; the control core reads them.
-    sip::admission admission;
-    std::atomic<bool> stop{false};  ///< set by the control core; workers leave their loop
-    /// Media flows of every worker (null without [media]); set up at start (rtp_stage.cc).
-    std::unique_ptr<rtp::flow_table> media_flows;
-    rtp::relay_env media_env;       ///< the relay's read-only context, set up with media_flows
-    flood_policy_slot flood;        ///< [flood] limits and denied sources, published by the control core under RCU
-    capture_filter_slot capture;    ///< the running SIP capture's filter (null: none), dataplane/capture_filter.h
-};
-
 struct worker {
     unsigned id = 0;                ///< 0..workers-1, also the RX and TX queue index on every port
     unsigned lcore = 0;
     uint16_t n_ports = 0;
     std::array<uint16_t, max_ports> ports{};
     std::array<rte_eth_dev_tx_buffer*, max_ports> tx{};  ///< indexed by port id
-    shared_state* shared = nullptr;
+    shared_state* shared = nullptr;  ///< the node-wide objects (dataplane/contract.h)
     rte_ring* events = nullptr;     ///< to the control core (multi-producer)
     rte_ring* inject = nullptr;     ///< from the control core: finished frames to send (SP/SC)
     /// Call records to the control core (SP/SC, elements of sizeof(sbc::call_record);

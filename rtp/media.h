@@ -46,6 +46,7 @@ struct media_config {
     uint32_t inactivity_timeout_s = default_inactivity_timeout_s;  ///< 0: never
     uint32_t quarantine_ms = default_quarantine_ms;  ///< a freed port is reused after this
     uint32_t sessions_per_worker = sbc::default_media_sessions_per_worker;            ///< calls with media per worker
+    bool operator==(const media_config&) const = default;
 };
 
 /// One worker's media ports: even/odd pairs from its slice of the range, on every media

@@ -19,6 +19,7 @@
 #include "common/limits.h"
 #include "common/counter.h"
 #include "rtp/flow_table.h"
+#include "rtp/media_egress.h"
 
 namespace sbc::rtp {
 
@@ -51,28 +52,14 @@ struct alignas(64) relay_counters {
     }
 };
 
-/// How to leave through one media address: its port, VLAN, MAC and subnet. Built by the
-/// control core at start from the interfaces the media addresses belong to.
-struct media_egress {
-    uint16_t port_id = 0;
-    uint16_t vlan = 0;          ///< 0: untagged
-    uint8_t mac[6]{};
-    uint32_t netmask = 0;       ///< host order
-    uint32_t gateway = 0;       ///< host order, 0: none
-    uint16_t iface = 0;         ///< the interface's index in the snapshot (for next hops held for ARP)
-    bool tx_udp_cksum = false;  ///< the port computes UDP checksums (RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
-    bool tx_ip_cksum = false;   ///< the port computes IPv4 header checksums
-    uint8_t tos = tos_of_dscp(default_dscp_rtp);      ///< IPv4 TOS byte of what leaves here: the interface's dscp_rtp (EF)
-};
-
 /// Resolves a next hop to a MAC for packets whose destination has not sent anything yet
 /// (not latched). Returns false when unknown. Called at most once per such packet.
 using neighbour_lookup_fn = bool (*)(const void* ctx, uint32_t next_hop, uint8_t mac[6]) noexcept;
 
-/// What the relay needs besides the table: read-only for the life of the dataplane.
+/// What the relay needs besides the table and the egress: read-only for the life of the
+/// dataplane. The egress (media_egress.h) rides the snapshot instead, so that a reload changes it.
 struct relay_env {
     flow_table* table = nullptr;
-    std::array<media_egress, max_media_addresses> egress{};
     bool strict = false;              ///< [media] latching = "strict"
     neighbour_lookup_fn lookup = nullptr;
     const void* lookup_ctx = nullptr;
@@ -95,8 +82,9 @@ struct relay_out {
 /// and port in range; `addr[i]` is that address's index. Each is either rewritten and put
 /// in `out` (the caller transmits them, or holds those whose next hop is unresolved), or freed
 /// and counted in `c`. n <= burst_size.
-/// `now_tsc` is the burst's arrival time; `now_ms` the worker clock for inactivity.
-void relay_burst(const relay_env& env, rte_mbuf** pkts, const uint8_t* addr, uint16_t n, uint64_t now_tsc,
+/// `egress` is the burst's snapshot's; `now_tsc` is the burst's arrival time; `now_ms` the
+/// worker clock for inactivity.
+void relay_burst(const relay_env& env, const media_egress_table& egress, rte_mbuf** pkts, const uint8_t* addr, uint16_t n, uint64_t now_tsc,
                  uint64_t now_ms, relay_out& out, relay_counters& c) noexcept;
 
 }  // namespace sbc::rtp

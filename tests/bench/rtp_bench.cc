@@ -124,6 +124,7 @@ struct swap_stage {
 /// IPv4 and UDP checksums are not verified here: that is the NIC's RX offload on real ports.
 struct relay_stage {
     const rtp::relay_env* env = nullptr;
+    const rtp::media_egress_table* egress = nullptr;
     rtp::relay_counters* counters = nullptr;
     uint64_t* not_media = nullptr;  ///< packets the bench itself could not hand to the relay
 
@@ -154,7 +155,7 @@ struct relay_stage {
         }
         rtp::relay_out out;
         out.n = 0;
-        rtp::relay_burst(*env, media.data(), addr.data(), m, now_tsc, now_tsc / w.tsc_per_ms, out, *counters);
+        rtp::relay_burst(*env, *egress, media.data(), addr.data(), m, now_tsc, now_tsc / w.tsc_per_ms, out, *counters);
         for (uint16_t i = 0; i < out.n; ++i) dp::tx_enqueue(w, out.port[i], out.pkts[i]);
     }
 };
@@ -431,8 +432,9 @@ bool run_relay(bench& b, unsigned flows, bool pipeline, std::mt19937_64& rng)
 
     rtp::relay_env env;
     env.table = table;
+    rtp::media_egress_table egress{};
     for (unsigned i = 0; i < addresses; ++i) {
-        rtp::media_egress& e = env.egress[i];
+        rtp::media_egress& e = egress[i];
         e.port_id = b.port;
         std::memcpy(e.mac, b.mac.addr_bytes, 6);
         e.netmask = 0xfffe0000;  // 198.18.0.0/15
@@ -478,7 +480,7 @@ bool run_relay(bench& b, unsigned flows, bool pipeline, std::mt19937_64& rng)
     const auto worker0 = dp::snapshot_of(b.w->counters);
     uint64_t not_media = 0;
     run_result r;
-    if (!(pipeline ? run_stage(b, dp::production{}, r) : run_stage(b, relay_stage{&env, &counters, &not_media}, r)))
+    if (!(pipeline ? run_stage(b, dp::production{}, r) : run_stage(b, relay_stage{&env, &egress, &counters, &not_media}, r)))
         return false;
     const uint64_t rss1 = rss_bytes();
     // Relay drops, and in the pipeline whatever the stages before it dropped.

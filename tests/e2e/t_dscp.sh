@@ -10,7 +10,9 @@
 #   OPTIONS) carry 0x60 too (IP_TOS on the stream thread's sockets);
 # - a reload with dscp_sip = "AF41" marks SIP from then on 0x88, over UDP and over TCP (an
 #   OPTIONS answer each);
-# - a reload that changes dscp_rtp is refused (the relay's egress table needs a restart).
+# - a reload with dscp_rtp = "CS5" during a call re-marks that call's RTP from then on (0xa0),
+#   each direction switching once, never back;
+# - a reload that changes [media] is refused (its flow table is set up at start).
 source "$(dirname "$0")/media_common.sh"
 SIP_TRUNK_EXTRA='transports = ["udp", "tcp"]'
 media_up
@@ -111,8 +113,47 @@ tcp_af41=$(count "$DIR/tcp-af41.pcap" "ip[1] = 0x88")
 [ "$tcp_all" -ge 2 ] && [ "$tcp_af41" -eq "$tcp_all" ] ||
   fail "SIP over TCP after the reload: $tcp_af41 of $tcp_all segments with TOS 0x88 (the listener was re-marked?)"
 
-# dscp_rtp cannot change under the running relay: the reload is refused and says so.
+# dscp_rtp changes on reload too, under a call in progress: a 3 s call whose media starts EF,
+# and a reload to CS5 once its media flows. Each direction's RTP from sbcd turns from 0xb8 to 0xa0
+# once and never back, and the call's later packets are all CS5.
+rtp_capture() {  # FILE: RTP from sbcd into FILE (bounded: 2000 packets, 60 s); sets RTP_TCPDUMP
+  ip netns exec "$SIPP_NS_HOSTS" timeout -s INT 60 tcpdump -i "$HOSTS_IF" --immediate-mode -B 32768 -s 128 -U -n \
+    -c 2000 -w "$1" "udp and src host $MEDIA_ADDR and not port 5060" >"$1.out" 2>&1 &
+  RTP_TCPDUMP=$!
+  topo_track "$RTP_TCPDUMP"
+  for _ in $(seq 1 50); do grep -q 'listening on' "$1.out" 2>/dev/null && return 0; sleep 0.1; done
+  fail "tcpdump for RTP did not start"
+}
 sed -i 's/^dscp_sip = "AF41"$/&\ndscp_rtp = "CS5"/' "$CFG"
-if out=$(ctl reload 2>&1); then fail "a reload changing dscp_rtp was accepted"; fi
-expect_contains "$out" "dscp_rtp" "the refused reload"
-echo "PASS: SIP from sbcd CS3 ($sip_all UDP, TCP too), RTP EF ($rtp_all), dscp_sip AF41 after a reload (UDP and TCP), checksums right"
+grep -q '^dscp_rtp = "CS5"' "$CFG" || fail "could not add dscp_rtp to $CFG"
+rtp_capture "$DIR/rtp-cs5.pcap"
+# The reload once the call's media flows (30 packets from sbcd on the wire, at most 10 s).
+( for _ in $(seq 1 100); do [ "$(count "$DIR/rtp-cs5.pcap" "")" -ge 30 ] && break; sleep 0.1; done
+  ctl reload >"$DIR/reload-rtp.out" 2>&1; echo $? >"$DIR/reload-rtp.rc" ) &
+reload_pid=$!
+MEDIA_SECONDS=3 media_call dscp-reload uac_media.xml 4000
+wait "$reload_pid" 2>/dev/null || true
+sleep 0.3; kill -INT "$RTP_TCPDUMP" 2>/dev/null || true; wait "$RTP_TCPDUMP" 2>/dev/null || true
+[ "$(cat "$DIR/reload-rtp.rc" 2>/dev/null)" = 0 ] || fail "reload with dscp_rtp = \"CS5\" refused: $(cat "$DIR/reload-rtp.out")"
+[ "$CALL_OK" -eq 1 ] && [ "$CALL_FAILED" -eq 0 ] || fail "the call across the reload: $CALL_OK completed, $CALL_FAILED failed"
+ef_before=$(count "$DIR/rtp-cs5.pcap" "ip[1] = 0xb8")
+cs5_after=$(count "$DIR/rtp-cs5.pcap" "ip[1] = 0xa0")
+rtp_all=$(count "$DIR/rtp-cs5.pcap" "")
+# Per destination (caller, callee): the TOS sequence, collapsed to its changes.
+changes() { tcpdump -v -n -r "$DIR/rtp-cs5.pcap" "dst host $1" 2>/dev/null | sed -n 's/.*tos \(0x[0-9a-f]*\).*/\1/p' | uniq | tr '\n' ' '; }
+to_caller=$(changes "$SIPP_CALLER")
+to_callee=$(changes "$CALLEE")
+note "RTP from sbcd across the reload: $rtp_all ($ef_before EF, $cs5_after CS5); TOS to the caller: $to_caller; to the callee: $to_callee"
+[ "$ef_before" -ge 20 ] || fail "only $ef_before RTP packets with EF before the reload"
+[ "$cs5_after" -ge 40 ] || fail "only $cs5_after RTP packets with CS5 (0xa0) after the reload: dscp_rtp not applied"
+[ $((ef_before + cs5_after)) -eq "$rtp_all" ] || fail "$((rtp_all - ef_before - cs5_after)) RTP packets from sbcd with neither EF nor CS5"
+for seq in "$to_caller" "$to_callee"; do
+  [ "$seq" = "0xb8 0xa0 " ] || fail "TOS of one direction's RTP went '$seq' (expected EF, then CS5 for good)"
+done
+[ "$(bad_checksums "$DIR/rtp-cs5.pcap")" -eq 0 ] || fail "a bad IPv4 header checksum after re-marking RTP"
+# [media] itself is set up once: a reload that changes it is refused, and says what.
+sed -i "s/^port_max = $MEDIA_PORT_MAX\$/port_max = $((MEDIA_PORT_MAX - 2))/" "$CFG"
+grep -q "^port_max = $((MEDIA_PORT_MAX - 2))" "$CFG" || fail "could not change [media] port_max in $CFG"
+if out=$(ctl reload 2>&1); then fail "a reload changing [media] port_max was accepted"; fi
+expect_contains "$out" "need a restart: media" "the refused reload"
+echo "PASS: SIP from sbcd CS3 ($sip_all UDP, TCP too), RTP EF, dscp_sip AF41 after a reload (UDP and TCP), dscp_rtp CS5 applied by a reload to a call in progress ($cs5_after packets), checksums right"

@@ -28,8 +28,9 @@ constexpr mac caller_mac{0x02, 0, 0, 0, 0, 0x02};
 constexpr mac callee_mac{0x02, 0, 0, 0, 0, 0x11};
 constexpr uint8_t cs3 = 0x60, ef = 0xb8, af41 = 0x88, cs5 = 0xa0;
 
-/// Republishes the snapshot with interface 0's TOS bytes changed (as a reload of dscp_sip does).
-void set_tos(harness& h, uint8_t sip, uint8_t rtp)
+/// Republishes the snapshot with interface 0's TOS bytes changed, as a reload of dscp_sip and
+/// dscp_rtp does; with `media`, the media egress is rebuilt from it as build_snapshot does.
+void set_tos(harness& h, uint8_t sip, uint8_t rtp, const rtp::media_config* media = nullptr)
 {
     const dp::snapshot& cur = *h.runtime().shared->snap.current;
     auto snap = std::make_unique<dp::snapshot>();
@@ -38,7 +39,12 @@ void set_tos(harness& h, uint8_t sip, uint8_t rtp)
     snap->interfaces[0].tos_sip = sip;
     snap->interfaces[0].tos_rtp = rtp;
     snap->proxy = cur.proxy;
+    snap->media_egress = cur.media_egress;
     snap->index_interfaces();
+    std::string err;
+    if (media != nullptr) {
+        ASSERT_TRUE(dp::media_egress_of(*media, snap->interfaces, h.runtime().ports, snap->media_egress, err)) << err;
+    }
     control::publish_snapshot(h.runtime().shared->snap, std::move(snap));
 }
 
@@ -160,17 +166,24 @@ std::string sdp(const char* ip, uint16_t port)
            std::to_string(port) + " RTP/AVP 0\r\n";
 }
 
-/// Sets up media on interface 0 (with `tos_rtp` there) and one call between caller_ip:4000
-/// and callee_ip:6000; returns the SBC's ports facing the caller (pa) and the callee (pb).
-void media_call(harness& h, uint8_t tos_rtp, uint16_t& pa, uint16_t& pb)
+/// The [media] of these tests: interface 0's address, ports 20000..20099.
+rtp::media_config media_on_interface_0()
 {
-    set_tos(h, cs3, tos_rtp);
     rtp::media_config c;
     c.enabled = true;
     c.addresses = {ip_address::v4(our_ip)};
     c.port_min = 20000;
     c.port_max = 20099;
     c.sessions_per_worker = 64;
+    return c;
+}
+
+/// Sets up media on interface 0 (with `tos_rtp` there) and one call between caller_ip:4000
+/// and callee_ip:6000; returns the SBC's ports facing the caller (pa) and the callee (pb).
+void media_call(harness& h, uint8_t tos_rtp, uint16_t& pa, uint16_t& pb)
+{
+    set_tos(h, cs3, tos_rtp);
+    const rtp::media_config c = media_on_interface_0();
     std::string err;
     ASSERT_TRUE(dp::start_media(h.runtime(), c, h.runtime().shared->snap.current->interfaces, err)) << err;
     h.runtime().shared->neighbours.insert(ip_address::v4(callee_ip), callee_mac, 1);
@@ -211,6 +224,34 @@ TEST(dscp, relayed_rtp_and_rtcp_carry_ef_whatever_the_sender_marked)
                 expect_marked(b, configured);
                 EXPECT_EQ(read32(b, 14 + 16), callee_ip) << "relayed to the callee";
             }
+        }
+    }
+}
+
+/// A reload that changes dscp_rtp publishes a snapshot whose media egress carries it: the
+/// next packet of a call already up leaves with the new mark (RTP and RTCP), checksums right.
+TEST(dscp, a_snapshot_with_another_dscp_rtp_re_marks_a_call_in_progress)
+{
+    harness h;
+    ASSERT_TRUE(h.ok()) << h.error();
+    uint16_t pa = 0, pb = 0;
+    media_call(h, ef, pa, pb);
+    if (HasFatalFailure()) return;
+    const rtp::media_config c = media_on_interface_0();
+    for (uint8_t configured : {ef, cs5, af41}) {
+        SCOPED_TRACE(static_cast<int>(configured));
+        set_tos(h, cs3, configured, &c);
+        if (HasFatalFailure()) return;
+        ASSERT_TRUE(h.receive(rtp_frame(h.our_mac(), caller_mac, caller_ip, 4000, our_ip, pa, 0)));
+        ASSERT_TRUE(h.receive(rtp_frame(h.our_mac(), caller_mac, caller_ip, 4001, our_ip,
+                                        static_cast<uint16_t>(pa + 1), 0, true)));
+        h.poll();
+        const sent_frames f = h.take_sent();
+        ASSERT_EQ(f.size(), 2u);
+        for (auto* m : f.mbufs) {
+            const bytes b = linear_bytes(m);
+            expect_marked(b, configured);
+            EXPECT_EQ(read32(b, 14 + 16), callee_ip) << "relayed to the callee";
         }
     }
 }
