@@ -201,6 +201,23 @@ void media_call(harness& h, uint8_t tos_rtp, uint16_t& pa, uint16_t& pb)
     pa = s.media[0].port;
 }
 
+/// Sends an RTP packet and an RTCP packet marked `in_tos` from the caller to the SBC's port
+/// `pa`; both must be relayed to the callee with TOS `expected` and every checksum right.
+void relay_marked(harness& h, uint16_t pa, uint8_t in_tos, uint8_t expected)
+{
+    ASSERT_TRUE(h.receive(rtp_frame(h.our_mac(), caller_mac, caller_ip, 4000, our_ip, pa, in_tos)));
+    ASSERT_TRUE(h.receive(
+        rtp_frame(h.our_mac(), caller_mac, caller_ip, 4001, our_ip, static_cast<uint16_t>(pa + 1), in_tos, true)));
+    h.poll();
+    const sent_frames f = h.take_sent();
+    ASSERT_EQ(f.size(), 2u);
+    for (auto* m : f.mbufs) {
+        const bytes b = linear_bytes(m);
+        expect_marked(b, expected);
+        EXPECT_EQ(read32(b, 14 + 16), callee_ip) << "relayed to the callee";
+    }
+}
+
 TEST(dscp, relayed_rtp_and_rtcp_carry_ef_whatever_the_sender_marked)
 {
     for (uint8_t configured : {ef, af41}) {
@@ -213,17 +230,7 @@ TEST(dscp, relayed_rtp_and_rtcp_carry_ef_whatever_the_sender_marked)
         // Unmarked, already EF, and marked otherwise (CS5); RTP then RTCP on the odd port.
         for (uint8_t in_tos : {uint8_t{0}, ef, cs5}) {
             SCOPED_TRACE(static_cast<int>(in_tos));
-            ASSERT_TRUE(h.receive(rtp_frame(h.our_mac(), caller_mac, caller_ip, 4000, our_ip, pa, in_tos)));
-            ASSERT_TRUE(h.receive(rtp_frame(h.our_mac(), caller_mac, caller_ip, 4001, our_ip,
-                                            static_cast<uint16_t>(pa + 1), in_tos, true)));
-            h.poll();
-            const sent_frames f = h.take_sent();
-            ASSERT_EQ(f.size(), 2u);
-            for (auto* m : f.mbufs) {
-                const bytes b = linear_bytes(m);
-                expect_marked(b, configured);
-                EXPECT_EQ(read32(b, 14 + 16), callee_ip) << "relayed to the callee";
-            }
+            relay_marked(h, pa, in_tos, configured);
         }
     }
 }
@@ -242,17 +249,7 @@ TEST(dscp, a_snapshot_with_another_dscp_rtp_re_marks_a_call_in_progress)
         SCOPED_TRACE(static_cast<int>(configured));
         set_tos(h, cs3, configured, &c);
         if (HasFatalFailure()) return;
-        ASSERT_TRUE(h.receive(rtp_frame(h.our_mac(), caller_mac, caller_ip, 4000, our_ip, pa, 0)));
-        ASSERT_TRUE(h.receive(rtp_frame(h.our_mac(), caller_mac, caller_ip, 4001, our_ip,
-                                        static_cast<uint16_t>(pa + 1), 0, true)));
-        h.poll();
-        const sent_frames f = h.take_sent();
-        ASSERT_EQ(f.size(), 2u);
-        for (auto* m : f.mbufs) {
-            const bytes b = linear_bytes(m);
-            expect_marked(b, configured);
-            EXPECT_EQ(read32(b, 14 + 16), callee_ip) << "relayed to the callee";
-        }
+        relay_marked(h, pa, 0, configured);
     }
 }
 
