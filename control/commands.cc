@@ -46,7 +46,8 @@ constexpr std::array<command_info, command_count> table{{
     {command_id::reload, "reload", none, "",
      "re-read the config file, validate it and publish it to the workers without stopping calls; "
      "a file with problems is refused with every problem listed and the running config stays "
-     "(also on SIGHUP). Interfaces, workers and the control addresses need a restart",
+     "(also on SIGHUP). Interfaces, workers, the control addresses, [media] and [cdr] need a restart "
+     "(a reload that changes them is refused and names them)",
      true, "nothing"},
     {command_id::conns, "conns", none, "",
      "SIP connections over TCP and TLS: each with its id, direction, transport, state, local and remote "
