@@ -52,12 +52,13 @@ void on_signal(int sig)
         sbc::control::stop_requested.store(true, std::memory_order_relaxed);
 }
 
-/// [media] into the dataplane: after the first snapshot (the interfaces), before the workers.
+/// [media] into the dataplane (the flow table and each worker's sessions), before the workers;
+/// how media leaves each address rides every snapshot (build_snapshot).
 bool start_media(const sbc::control::config& cfg, sbc::dataplane::dataplane_runtime& rt, std::string& error)
 {
     if (!cfg.media.enabled) return true;
     // The config's [media] is the dataplane's media_config (control/config.h), as read.
-    return sbc::dataplane::start_media(rt, cfg.media, rt.shared->snap.current->interfaces, error);
+    return sbc::dataplane::start_media(rt, cfg.media, error);
 }
 
 }  // namespace

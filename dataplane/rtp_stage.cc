@@ -55,8 +55,7 @@ bool media_egress_of(const rtp::media_config& c, const std::vector<interface_inf
     return true;
 }
 
-bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::vector<interface_info>& interfaces,
-                 std::string& error)
+bool start_media(dataplane_runtime& rt, const rtp::media_config& c, std::string& error)
 {
     if (!c.enabled) return true;
     rtp::flow_table_config fc;
@@ -67,8 +66,6 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
         }
         fc.addresses.push_back(a.v4_host());  // the flow table indexes IPv4 in host order
     }
-    rtp::media_egress_table egress;
-    if (!media_egress_of(c, interfaces, rt.ports, egress, error)) return false;
     fc.port_min = c.port_min;
     fc.port_max = c.port_max;
     fc.workers = static_cast<unsigned>(rt.workers.size());
@@ -80,9 +77,6 @@ bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::v
     env.lookup = &neighbour_mac;
     env.lookup_ctx = &sh.neighbours;
     env.tsc_hz = rte_get_tsc_hz() != 0 ? rte_get_tsc_hz() : 1;
-    // The first snapshot was built before media came up (by a harness without [media], or
-    // by build_snapshot with the same table); no worker runs yet, so it is completed in place.
-    if (snapshot* first = sh.snap.current; first != nullptr) first->media_egress = egress;
     for (auto& w : rt.workers) {
         w->media = std::make_unique<rtp::media_sessions>(*sh.media_flows, w->id, c);
         if (w->proxy) w->proxy->set_media(w->media.get());

@@ -22,12 +22,11 @@ namespace sbc::dataplane {
 bool media_egress_of(const rtp::media_config& c, const std::vector<interface_info>& interfaces,
                      const std::vector<port_info>& ports, rtp::media_egress_table& out, std::string& error);
 
-/// Sets up media anchoring for `c` (enabled) over the interfaces that carry its addresses,
-/// and completes the snapshot current then with their egress (media_egress_of; no worker
-/// reads it yet: this runs before launch_workers). Refuses (false with a message) an address
-/// that no interface has.
-bool start_media(dataplane_runtime& rt, const rtp::media_config& c, const std::vector<interface_info>& interfaces,
-                 std::string& error);
+/// Sets up media anchoring for `c` (enabled): the shared flow table, the relay's context and
+/// each worker's sessions. How media leaves each address is not here but in every snapshot
+/// (media_egress_of, which build_snapshot calls and which refuses an address no interface has).
+/// False with a message for an address that is not IPv4.
+bool start_media(dataplane_runtime& rt, const rtp::media_config& c, std::string& error);
 
 /// Relays a sub-burst of validated UDP datagrams to media ports, out through the egress of
 /// `snap` (the burst's); addr[i] is the media address index of packet i's destination.

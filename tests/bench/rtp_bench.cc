@@ -381,7 +381,8 @@ bool run_relay(bench& b, unsigned flows, bool pipeline, std::mt19937_64& rng)
         snap->interfaces.push_back(ifc);
         snap->index_interfaces();
         std::string error;
-        if (!dp::start_media(*b.rt, mc, snap->interfaces, error)) {
+        if (!dp::media_egress_of(mc, snap->interfaces, b.rt->ports, snap->media_egress, error) ||
+            !dp::start_media(*b.rt, mc, error)) {
             std::fprintf(stderr, "rtp_bench: start_media: %s\n", error.c_str());
             return false;
         }

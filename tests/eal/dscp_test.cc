@@ -182,10 +182,11 @@ rtp::media_config media_on_interface_0()
 /// and callee_ip:6000; returns the SBC's ports facing the caller (pa) and the callee (pb).
 void media_call(harness& h, uint8_t tos_rtp, uint16_t& pa, uint16_t& pb)
 {
-    set_tos(h, cs3, tos_rtp);
     const rtp::media_config c = media_on_interface_0();
+    set_tos(h, cs3, tos_rtp, &c);
+    if (::testing::Test::HasFatalFailure()) return;
     std::string err;
-    ASSERT_TRUE(dp::start_media(h.runtime(), c, h.runtime().shared->snap.current->interfaces, err)) << err;
+    ASSERT_TRUE(dp::start_media(h.runtime(), c, err)) << err;
     h.runtime().shared->neighbours.insert(ip_address::v4(callee_ip), callee_mac, 1);
     auto& m = *h.worker(0).media;
     std::array<char, 1024> out{};

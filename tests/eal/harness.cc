@@ -9,6 +9,7 @@
 #include <rte_lcore.h>
 
 #include "control/snapshot_build.h"
+#include "dataplane/rtp_stage.h"
 #include "dataplane/stages.h"
 
 namespace sbc::test {
@@ -157,8 +158,22 @@ void harness::set_proxy(std::shared_ptr<const sip::proxy_tables> tables)
     snap->generation = cur.generation + 1;
     snap->interfaces = cur.interfaces;
     snap->proxy = std::move(tables);
+    snap->media_egress = cur.media_egress;
     snap->index_interfaces();
     control::publish_snapshot(rt_->shared->snap, std::move(snap));
+}
+
+bool harness::set_media_egress(const rtp::media_config& media, std::string& error)
+{
+    const dp::snapshot& cur = *rt_->shared->snap.current;
+    auto snap = std::make_unique<dp::snapshot>();
+    snap->generation = cur.generation + 1;
+    snap->interfaces = cur.interfaces;
+    snap->proxy = cur.proxy;
+    snap->index_interfaces();
+    if (!dp::media_egress_of(media, snap->interfaces, rt_->ports, snap->media_egress, error)) return false;
+    control::publish_snapshot(rt_->shared->snap, std::move(snap));
+    return true;
 }
 
 sent_frames harness::take_sent()

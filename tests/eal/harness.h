@@ -18,6 +18,7 @@
 #include "dataplane/counters.h"
 #include "dataplane/events.h"
 #include "dataplane/runtime.h"
+#include "rtp/media.h"
 #include "tests/eal/frame_builder.h"
 
 namespace sbc::test {
@@ -83,6 +84,9 @@ public:
     /// Runs the production per-iteration work of worker `w` once (poll_worker, then tx_flush)
     /// at TSC `now_tsc` (0: now); returns what poll_worker returned.
     uint32_t poll_worker(unsigned w = 0, uint64_t now_tsc = 0);
+    /// Republishes the snapshot with how media leaves each of `media`'s addresses, as
+    /// build_snapshot does for sbcd (dataplane::media_egress_of); false with its message.
+    bool set_media_egress(const rtp::media_config& media, std::string& error);
     /// Republishes the snapshot with `tables` as its SIP proxy tables.
     void set_proxy(std::shared_ptr<const sip::proxy_tables> tables);
     /// Takes what the workers transmitted so far (every TX ring, worker 0 first).

@@ -87,7 +87,8 @@ protected:
         c.quarantine_ms = 5000;
         c.sessions_per_worker = 64;
         std::string err;
-        ASSERT_TRUE(dp::start_media(h_->runtime(), c, h_->runtime().shared->snap.current->interfaces, err)) << err;
+        ASSERT_TRUE(h_->set_media_egress(c, err)) << err;
+        ASSERT_TRUE(dp::start_media(h_->runtime(), c, err)) << err;
         // B has never sent anything: the relay finds its MAC in the neighbour table.
         h_->runtime().shared->neighbours.insert(ip_address::v4(b_ip), b_mac, 1);
         pb_ = offer_answer(call_id, "198.18.0.10", 4000, "198.18.0.20", 6000, pa_);
