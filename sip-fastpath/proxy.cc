@@ -82,6 +82,12 @@ int message_owner(const message& m) noexcept
     return static_cast<int>(v);
 }
 
+int message_owner(std::string_view text, message& scratch) noexcept
+{
+    if (parse(text, scratch) != error::none) return -1;
+    return message_owner(scratch);
+}
+
 proxy::proxy(uint8_t worker, uint32_t setups, uint32_t dialogs, uint64_t seed)
     : core_(std::make_unique<call_core>(worker, setups, dialogs, seed)), own_(std::make_unique<message>())
 {

@@ -15,6 +15,7 @@
 #include "sip-fastpath/cdr_sink.h"
 #include "sip-fastpath/media_hook.h"
 #include "sip-fastpath/peer_select.h"
+#include "sip-fastpath/proxy_ids.h"
 #include "sip-fastpath/proxy_io.h"
 #include "sip-fastpath/proxy_stats.h"
 #include "sip-fastpath/proxy_tables.h"
@@ -23,10 +24,6 @@
 namespace sbc::sip {
 
 class call_core;
-
-/// The worker that owns a message's state, from the branch or Record-Route parameter the
-/// SBC minted; -1 when none of ours is in it (any worker may handle it).
-int message_owner(const message& m) noexcept;
 
 class proxy {
 public:

@@ -38,6 +38,16 @@ constexpr std::size_t branch_stateless_len = 9 + 2 + 12;
 /// Owner worker of a stateless branch, or -1.
 int stateless_owner(std::string_view branch) noexcept;
 
+/// The worker that owns a message's state, from the branch or Record-Route parameter the
+/// SBC minted (or the Contact it wrote, topology_hiding.h); -1 when none of ours is in it (any
+/// worker may handle it). Defined in proxy.cc.
+int message_owner(const message& m) noexcept;
+/// The same from the message's text: parses `text` into `scratch`, then message_owner(scratch);
+/// -1 when it does not parse. Exactly what a worker decides for the message it receives, so that
+/// the stream thread hands a message straight to that worker and the worker does not hand it on.
+/// Any thread, each with its own `scratch`; no heap.
+int message_owner(std::string_view text, message& scratch) noexcept;
+
 /// Hex helpers.
 char* put_hex(char* out, uint64_t v, unsigned digits) noexcept;
 bool get_hex(std::string_view s, uint64_t& v) noexcept;
