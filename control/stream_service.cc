@@ -1,6 +1,8 @@
 // SIP over TCP and TLS in the control core (see stream_service.h). Control core only.
 #include "control/stream_service.h"
 
+#include "dataplane/runtime.h"
+
 namespace sbc::control {
 
 namespace {
@@ -99,7 +101,7 @@ bool stream_service::start(const config& c, dataplane::dataplane_runtime& rt, co
     o.settings = c.streams;
     o.ns = ns_.get();
     o.port = &port_;
-    o.rt = &rt;
+    o.rings = dataplane::stream_rings_of(rt);
     thread_ = std::make_unique<streams::stream_thread>();
     if (!thread_->start(o, tls, error)) {
         thread_.reset();

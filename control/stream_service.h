@@ -11,10 +11,13 @@
 #include <unistd.h>
 
 #include "control/config.h"
-#include "dataplane/runtime.h"
 #include "transport/exception_port.h"
 #include "transport/netns.h"
 #include "transport/stream_thread.h"
+
+namespace sbc::dataplane {
+struct dataplane_runtime;
+}
 
 namespace sbc::control {
 
@@ -36,7 +39,9 @@ public:
 
     ~stream_service();
     /// Creates the namespace "sbcd-<file prefix>", the exception port on the first port's MAC
-    /// with every interface's address, and starts the stream thread. Nothing when not needed.
+    /// with every interface's address, and starts the stream thread on `rt`'s stream rings
+    /// (dataplane::stream_rings_of: the thread sees nothing else of the dataplane). Nothing when
+    /// not needed.
     bool start(const config& c, dataplane::dataplane_runtime& rt, const std::string& ns_name, std::string& error);
     /// Reload: new TLS contexts for new connections. False with `error` (nothing changed) when
     /// the new config needs streams and sbcd started without them (a restart adds them).

@@ -438,6 +438,18 @@ void stop_dataplane(dataplane_runtime& rt)
     rt.ports.clear();
 }
 
+stream_rings stream_rings_of(dataplane_runtime& rt)
+{
+    stream_rings r;
+    for (const auto& w : rt.workers) r.workers.push_back({w->kernel_out, w->kernel_in, w->stream_in, w->stream_out});
+    r.control_out = rt.control_out;
+    r.events = rt.events;
+    r.pool = rt.stream_pool;
+    r.snap = &rt.shared->snap;
+    r.neighbours = &rt.shared->neighbours;
+    return r;
+}
+
 bool inject_frame(dataplane_runtime& rt, rte_mbuf* m, unsigned w)
 {
     static unsigned next = 0;

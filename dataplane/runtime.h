@@ -14,6 +14,7 @@
 
 #include "common/limits.h"
 #include "dataplane/af_packet.h"
+#include "dataplane/stream_ring.h"
 #include "dataplane/worker.h"
 
 namespace sbc::dataplane {
@@ -107,6 +108,11 @@ bool launch_workers(dataplane_runtime& rt, std::string& error);
 
 /// Sets stop, waits for every worker to leave its loop, then stops and closes the ports.
 void stop_dataplane(dataplane_runtime& rt);
+
+/// The stream thread's ends of `rt` (dataplane/stream_ring.h): every worker's stream rings,
+/// the control core's probe ring, the events ring, the stream pool, the snapshot slot and the
+/// neighbour table. Main lcore, after start_dataplane; valid while `rt` lives.
+stream_rings stream_rings_of(dataplane_runtime& rt);
 
 /// Queues a frame the control core built for transmission by worker `w` (round robin when
 /// w is out of range). Frees it and returns false when the worker's ring is full.

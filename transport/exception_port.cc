@@ -11,7 +11,10 @@
 #include <rte_ip.h>
 
 #include "common/counter.h"
+#include "common/limits.h"
 #include "dataplane/events.h"
+#include "dataplane/neighbour.h"
+#include "dataplane/snapshot.h"
 #include "packet/l2.h"
 #include "dataplane/udp_frame.h"
 
@@ -94,12 +97,12 @@ void close_exception_port(exception_port& p)
     }
 }
 
-unsigned pump_to_kernel(exception_port& p, dataplane::dataplane_runtime& rt, pump_counters& c) noexcept
+unsigned pump_to_kernel(exception_port& p, const dataplane::stream_rings& rings, pump_counters& c) noexcept
 {
     std::array<rte_mbuf*, burst_size> pkts;
     unsigned total = 0;
-    for (auto& w : rt.workers) {
-        const unsigned n = rte_ring_sc_dequeue_burst(w->kernel_out, reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
+    for (const auto& w : rings.workers) {
+        const unsigned n = rte_ring_sc_dequeue_burst(w.kernel_out, reinterpret_cast<void**>(pkts.data()), burst_size, nullptr);
         if (n == 0) continue;
         // The kernel interface takes frames for its own MAC only (the NIC ports' may differ).
         for (unsigned i = 0; i < n; ++i)
@@ -115,7 +118,7 @@ unsigned pump_to_kernel(exception_port& p, dataplane::dataplane_runtime& rt, pum
     return total;
 }
 
-unsigned pump_from_kernel(exception_port& p, dataplane::dataplane_runtime& rt, const dataplane::snapshot& snap,
+unsigned pump_from_kernel(exception_port& p, const dataplane::stream_rings& rings, const dataplane::snapshot& snap,
                           pump_counters& c) noexcept
 {
     std::array<rte_mbuf*, burst_size> pkts;
@@ -138,14 +141,14 @@ unsigned pump_from_kernel(exception_port& p, dataplane::dataplane_runtime& rt, c
             sw_bump(c.no_route);
             continue;
         }
-        const auto mac = rt.shared->neighbours.lookup(nh.hop);
+        const auto mac = rings.neighbours->lookup(nh.hop);
         if (!mac) {
             // The control core resolves it (ARP); TCP retransmits meanwhile.
             dataplane::event e{};
             e.kind = dataplane::event_kind::neighbour_needed;
             e.iface = nh.iface;
             e.ip = nh.hop;
-            rte_ring_mp_enqueue_elem(rt.events, &e, sizeof(e));
+            rte_ring_mp_enqueue_elem(rings.events, &e, sizeof(e));
             rte_pktmbuf_free(m);
             sw_bump(c.no_neighbour);
             continue;
@@ -159,7 +162,7 @@ unsigned pump_from_kernel(exception_port& p, dataplane::dataplane_runtime& rt, c
         }
         m->port = ifc.port_id;
         // One worker per remote host, so that a connection's segments leave in order.
-        auto& w = *rt.workers[dst.hash() % rt.workers.size()];
+        const auto& w = rings.workers[dst.hash() % rings.workers.size()];
         if (rte_ring_sp_enqueue(w.kernel_in, m) != 0) {
             rte_pktmbuf_free(m);
             sw_bump(c.ring_full);

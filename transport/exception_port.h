@@ -8,6 +8,7 @@
 // RX and one TX queue are its own).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -17,8 +18,12 @@
 #include <rte_mempool.h>
 
 #include "common/address.h"
-#include "dataplane/runtime.h"
+#include "dataplane/stream_ring.h"
 #include "transport/netns.h"
+
+namespace sbc::dataplane {
+struct snapshot;
+}
 
 namespace sbc::streams {
 
@@ -53,10 +58,10 @@ bool open_exception_port(const netns& ns, const std::string& ifname, const rte_e
 void close_exception_port(exception_port& p);
 
 /// Stream thread: the TCP frames every worker queued for the kernel, written to the port.
-unsigned pump_to_kernel(exception_port& p, dataplane::dataplane_runtime& rt, pump_counters& c) noexcept;
+unsigned pump_to_kernel(exception_port& p, const dataplane::stream_rings& rings, pump_counters& c) noexcept;
 /// Stream thread: frames the kernel sent, given their Ethernet header for the next hop the
 /// fast path knows (ARP asked of the control core when it does not) and queued on a worker.
-unsigned pump_from_kernel(exception_port& p, dataplane::dataplane_runtime& rt, const dataplane::snapshot& snap,
+unsigned pump_from_kernel(exception_port& p, const dataplane::stream_rings& rings, const dataplane::snapshot& snap,
                           pump_counters& c) noexcept;
 
 }  // namespace sbc::streams

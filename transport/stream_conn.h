@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <rte_mbuf.h>
+
 #include "common/address.h"
 #include "transport/stream_config.h"
 #include "transport/stream_framer.h"
@@ -44,7 +46,15 @@ struct conn {
     uint16_t trunk = 0;
     uint32_t peer_id = no_owner_peer;
     std::string server_name;
-    std::string out;              ///< bytes not yet written (in order)
+    /// What the socket has not taken yet, in order: TCP, the bytes of messages a write left
+    /// over; TLS, records that SSL_write made (written here by the connection's write BIO,
+    /// stream_io.cc) and the socket has not taken.
+    std::string out;
+    /// Plaintext queued before a TLS connection is established (SSL_write once it is).
+    std::string early;
+    /// TCP: messages of this iteration, written from their mbufs in one sendmsg (flush); only
+    /// while `out` is empty, so that the order holds. Freed when written or closed.
+    std::vector<rte_mbuf*> pending;
     std::unique_ptr<stream_framer> framer;
     uint64_t opened_ms = 0, deadline_ms = 0, last_rx_ms = 0, partial_since_ms = 0, ping_ms = 0;
     uint64_t msgs_in = 0, msgs_out = 0, bytes_in = 0, bytes_out = 0;

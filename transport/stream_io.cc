@@ -2,12 +2,14 @@
 #include "transport/stream_io.h"
 
 #include <arpa/inet.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -16,10 +18,12 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "common/counter.h"
 #include "common/limits.h"
 #include "dataplane/events.h"
 #include "dataplane/sip_path.h"
 #include "dataplane/stream_ring.h"
+#include "sip-fastpath/proxy_ids.h"
 
 namespace sbc::streams {
 
@@ -37,14 +41,46 @@ sockaddr_in to_sockaddr(const endpoint& e)
 }
 
 /// Tells the control core about a peer's connection (failed: `why`; up: none).
-void post(dataplane::dataplane_runtime& rt, dataplane::event_kind kind, uint32_t peer_id, conn_reason why)
+void post(const dataplane::stream_rings& rings, dataplane::event_kind kind, uint32_t peer_id, conn_reason why)
 {
     dataplane::event e{};
     e.kind = kind;
     e.peer_id = peer_id;
     e.code = static_cast<uint16_t>(why);
-    rte_ring_mp_enqueue_elem(rt.events, &e, sizeof(e));
+    rte_ring_mp_enqueue_elem(rings.events, &e, sizeof(e));
 }
+
+/// The write BIO of an established TLS connection: appends the records OpenSSL makes to the
+/// connection's `out` (never blocks, so SSL_write never needs a retry).
+int out_bio_write(BIO* b, const char* data, int len)
+{
+    auto* c = static_cast<conn*>(BIO_get_data(b));
+    c->out.append(data, static_cast<std::size_t>(len));
+    return len;
+}
+
+long out_bio_ctrl(BIO*, int cmd, long, void*) { return cmd == BIO_CTRL_FLUSH ? 1 : 0; }
+
+int out_bio_create(BIO* b)
+{
+    BIO_set_init(b, 1);
+    return 1;
+}
+
+/// Made once, on the stream thread's first TLS connection, never freed (one per process).
+BIO_METHOD* out_bio_method()
+{
+    static BIO_METHOD* m = [] {
+        BIO_METHOD* x = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "sbc stream out");
+        BIO_meth_set_write(x, out_bio_write);
+        BIO_meth_set_ctrl(x, out_bio_ctrl);
+        BIO_meth_set_create(x, out_bio_create);
+        return x;
+    }();
+    return m;
+}
+
+std::string_view bytes_of(rte_mbuf* m) { return {rte_pktmbuf_mtod(m, const char*), rte_pktmbuf_data_len(m)}; }
 
 }  // namespace
 
@@ -52,7 +88,7 @@ stream_thread::impl::impl(const stream_thread_options& o, stream_stats& stats, s
                           std::atomic<std::shared_ptr<const tls_set>>& tls,
                           std::atomic<std::shared_ptr<const stream_report>>& report)
     : o_(o), stats_(stats), stop_(stop), tls_(tls), report_(report), buffers_(o.settings.max_message_bytes),
-      conns_(o.settings.max_connections)
+      conns_(o.settings.max_connections), scratch_(std::make_unique<sip::message>())
 {
 }
 
@@ -145,12 +181,12 @@ void stream_thread::impl::accept_on(const dataplane::snapshot& snap, listener& l
         conn* c = refuse ? nullptr : conns_.open();
         if (c == nullptr) {
             close(fd);
-            stats_.refused.fetch_add(1, std::memory_order_relaxed);
-            stats_.closed[static_cast<std::size_t>(conn_reason::limit)].fetch_add(1, std::memory_order_relaxed);
+            sw_bump(stats_.refused);
+            sw_bump(stats_.closed[static_cast<std::size_t>(conn_reason::limit)]);
             continue;
         }
         ++conns_by_source_[key];
-        stats_.accepted.fetch_add(1, std::memory_order_relaxed);
+        sw_bump(stats_.accepted);
         const int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         mark_sip(fd, l.local.addr);  // inherited from the listener; set again should it have changed since
@@ -187,7 +223,7 @@ conn* stream_thread::impl::connect_to(const endpoint& remote, const endpoint& lo
     if (!remote.addr.is_v4()) return nullptr;
     conn* c = conns_.open();
     if (c == nullptr) return nullptr;
-    stats_.connects.fetch_add(1, std::memory_order_relaxed);
+    sw_bump(stats_.connects);
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     c->fd = fd;
     c->outbound = true;
@@ -254,13 +290,12 @@ void stream_thread::impl::handshake(conn& c)
         if (!c.outbound && !c.tls->client_name.empty() && !client_name_ok(c.ssl, c.tls->client_name)) {
             // A refused client name is a failed handshake to the operator, as a server name
             // that OpenSSL refuses is (relaxed: a statistic, read on its own).
-            stats_.handshakes_failed[static_cast<std::size_t>(conn_reason::tls_name_mismatch)].fetch_add(
-                1, std::memory_order_relaxed);
+            sw_bump(stats_.handshakes_failed[static_cast<std::size_t>(conn_reason::tls_name_mismatch)]);
             close_conn(c, conn_reason::tls_name_mismatch, "client certificate lacks " + c.tls->client_name);
             return;
         }
         c.session = session_info(c.ssl);
-        stats_.handshakes_ok.fetch_add(1, std::memory_order_relaxed);
+        sw_bump(stats_.handshakes_ok);
         established(c);
         return;
     }
@@ -275,7 +310,7 @@ void stream_thread::impl::handshake(conn& c)
     }
     std::string detail;
     const conn_reason why = handshake_failure(c.ssl, ret, detail);
-    stats_.handshakes_failed[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
+    sw_bump(stats_.handshakes_failed[static_cast<std::size_t>(why)]);
     close_conn(c, why, detail);
 }
 
@@ -283,8 +318,25 @@ void stream_thread::impl::established(conn& c)
 {
     c.state = conn_state::established;
     c.last_rx_ms = c.ping_ms = now_ms_;
-    watch(c, !c.out.empty());
+    if (c.ssl != nullptr) {
+        // From now on the records go to `out` (out_bio_write), written by flush; the handshake
+        // wrote to the socket itself. The socket BIO stays the read side.
+        BIO* w = BIO_new(out_bio_method());
+        if (w == nullptr) {
+            close_conn(c, conn_reason::reset, "no memory for the TLS write side");
+            return;
+        }
+        BIO_set_data(w, &c);
+        SSL_set0_wbio(c.ssl, w);
+    }
+    if (!c.early.empty()) {
+        std::string early;
+        early.swap(c.early);
+        send_bytes(c, early);
+        if (conns_.find(c.id) == nullptr) return;
+    }
     flush(c);
+    if (conns_.find(c.id) == nullptr) return;
     if (c.ssl == nullptr || !c.outbound) {
         confirm(c);
         return;
@@ -306,7 +358,7 @@ void stream_thread::impl::confirm(conn& c)
             peer_entry& e = it->second;
             e.backoff_ms = 0;
             e.last_error.clear();
-            if (e.reported_down) post(*o_.rt, dataplane::event_kind::peer_connection_up, c.peer_id, conn_reason::none);
+            if (e.reported_down) post(o_.rings, dataplane::event_kind::peer_connection_up, c.peer_id, conn_reason::none);
             e.reported_down = false;
         }
     }
@@ -351,7 +403,7 @@ void stream_thread::impl::read_from(conn& c)
         c.framer->commit(static_cast<std::size_t>(n));
         if (!c.confirmed) confirm(c);
         c.bytes_in += static_cast<uint64_t>(n);
-        stats_.bytes_in.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+        sw_add(stats_.bytes_in, static_cast<uint64_t>(n));
         c.last_rx_ms = now_ms_;
         for (;;) {
             const frame f = c.framer->next();
@@ -360,7 +412,7 @@ void stream_thread::impl::read_from(conn& c)
                 deliver(c, f.message);
             } else if (f.kind == frame_kind::ping) {
                 send_bytes(c, "\r\n");
-                stats_.pings_answered.fetch_add(1, std::memory_order_relaxed);
+                sw_bump(stats_.pings_answered);
             } else if (f.kind == frame_kind::pong) {
                 c.ping_outstanding = false;
             } else {
@@ -374,15 +426,17 @@ void stream_thread::impl::read_from(conn& c)
     // Session tickets (or anything else) read after the handshake, and no alert: the server
     // took our certificate.
     if (!c.confirmed && c.ssl != nullptr && BIO_number_read(SSL_get_rbio(c.ssl)) > c.handshake_read) confirm(c);
+    // What OpenSSL wrote while reading (a key update's answer) waits in `out`: written this iteration.
+    if (c.ssl != nullptr && !c.out.empty()) mark_dirty(c);
 }
 
 void stream_thread::impl::deliver(conn& c, std::string_view msg)
 {
-    rte_mbuf* m = rte_pktmbuf_alloc(o_.rt->stream_pool);
+    rte_mbuf* m = rte_pktmbuf_alloc(o_.rings.pool);
     char* data = m != nullptr ? rte_pktmbuf_append(m, static_cast<uint16_t>(msg.size())) : nullptr;
     if (data == nullptr) {
         if (m != nullptr) rte_pktmbuf_free(m);
-        stats_.no_buffer.fetch_add(1, std::memory_order_relaxed);
+        sw_bump(stats_.no_buffer);
         return;
     }
     std::memcpy(data, msg.data(), msg.size());
@@ -393,34 +447,114 @@ void stream_thread::impl::deliver(conn& c, std::string_view msg)
     in->len = static_cast<uint32_t>(msg.size());
     in->trunk = c.trunk;
     in->what = dataplane::sip_handoff::kind::message;
-    // New requests spread over the workers by connection; the worker hands anything it does
-    // not own (a response, an in-dialog request) to the owner named in our identifiers.
-    auto& w = *o_.rt->workers[conns_.slot_of(c.id) % o_.rt->workers.size()];
-    if (rte_ring_sp_enqueue(w.stream_in, m) != 0) {
+    // A response, or a request inside a dialog, goes straight to the worker named in our
+    // identifiers (its branch, its route), found exactly as that worker would find it
+    // (message_owner), so that it does not hop again; anything else (a new request: nobody owns
+    // it yet, or a message naming no worker of ours) spreads over the workers by connection.
+    // With one worker there is nothing to choose.
+    const std::size_t workers = o_.rings.workers.size();
+    std::size_t to = conns_.slot_of(c.id) % workers;
+    bool direct = false;
+    if (workers > 1) {
+        const int owner = sip::message_owner(msg, *scratch_);
+        if (owner >= 0 && static_cast<std::size_t>(owner) < workers) {
+            to = static_cast<std::size_t>(owner);
+            direct = true;
+        }
+    }
+    if (rte_ring_sp_enqueue(o_.rings.workers[to].stream_in, m) != 0) {
         rte_pktmbuf_free(m);
-        stats_.worker_ring_full.fetch_add(1, std::memory_order_relaxed);
+        sw_bump(stats_.worker_ring_full);
         return;
     }
     ++c.msgs_in;
-    stats_.msgs_in.fetch_add(1, std::memory_order_relaxed);
+    sw_bump(stats_.msgs_in);
+    sw_bump(direct ? stats_.to_owner : stats_.by_connection);
 }
 
 // --- writing
+//
+// A message leaves from the mbuf the worker wrote it into: on TCP, sendmsg over the mbufs of
+// the iteration (no copy here); on TLS, SSL_write reads the mbuf and the connection's write BIO
+// keeps the records it makes in `out`, which one send per iteration writes (the messages of a
+// burst in one segment, as before), so that the mbuf is free at once. Only what the socket
+// does not take is kept, in `out`: a partial write loses nothing and keeps the order.
 
-void stream_thread::impl::send_bytes(conn& c, std::string_view bytes)
+void stream_thread::impl::mark_dirty(conn& c)
 {
-    if (c.out.size() + bytes.size() > max_unsent) {
-        stats_.output_overflow.fetch_add(1, std::memory_order_relaxed);
-        close_conn(c, conn_reason::limit, "unsent output over 1 MiB");
-        return;
-    }
-    c.out.append(bytes);
-    // Written once per loop iteration (flush_dirty): the messages of a burst for one
-    // connection leave in one TLS record and one segment, not one each.
     if (c.state == conn_state::established && !c.dirty) {
         c.dirty = true;
         dirty_.push_back(c.id);
     }
+}
+
+bool stream_thread::impl::over_limit(conn& c, std::size_t more)
+{
+    if (c.out.size() + c.early.size() + more <= max_unsent) return false;
+    sw_bump(stats_.output_overflow);
+    close_conn(c, conn_reason::limit, "unsent output over 1 MiB");
+    return true;
+}
+
+void stream_thread::impl::spill_pending(conn& c)
+{
+    for (rte_mbuf* m : c.pending) {
+        c.out.append(bytes_of(m));
+        rte_pktmbuf_free(m);
+    }
+    c.pending.clear();
+}
+
+bool stream_thread::impl::tls_write(conn& c, std::string_view bytes)
+{
+    ERR_clear_error();
+    if (SSL_write(c.ssl, bytes.data(), static_cast<int>(bytes.size())) <= 0) {
+        close_conn(c, conn_reason::reset, "TLS write failed");
+        return false;
+    }
+    c.bytes_out += bytes.size();
+    sw_add(stats_.bytes_out, static_cast<uint64_t>(bytes.size()));
+    return true;
+}
+
+void stream_thread::impl::send_bytes(conn& c, std::string_view bytes)
+{
+    if (over_limit(c, bytes.size())) return;
+    if (c.state != conn_state::established) {
+        c.early.append(bytes);  // written once the connection is up (established)
+        return;
+    }
+    if (c.ssl != nullptr) {
+        if (!tls_write(c, bytes)) return;
+    } else {
+        spill_pending(c);  // the messages queued before these bytes stay before them
+        c.out.append(bytes);
+    }
+    // Written once per loop iteration (flush_dirty): the messages of a burst for one
+    // connection leave in one segment, not one each.
+    mark_dirty(c);
+}
+
+void stream_thread::impl::send_mbuf(conn& c, rte_mbuf* m)
+{
+    const std::string_view msg = bytes_of(m);
+    if (c.state != conn_state::established || (c.ssl == nullptr && !c.out.empty())) {
+        send_bytes(c, msg);  // not up yet, or a backlog: behind what waits, copied
+        rte_pktmbuf_free(m);
+        return;
+    }
+    if (over_limit(c, msg.size())) {
+        rte_pktmbuf_free(m);
+        return;
+    }
+    if (c.ssl != nullptr) {
+        const bool ok = tls_write(c, msg);
+        rte_pktmbuf_free(m);
+        if (ok) mark_dirty(c);
+        return;
+    }
+    c.pending.push_back(m);  // written from the mbuf by flush
+    mark_dirty(c);
 }
 
 void stream_thread::impl::flush_dirty()
@@ -434,33 +568,67 @@ void stream_thread::impl::flush_dirty()
     dirty_.clear();
 }
 
+bool stream_thread::impl::flush_pending(conn& c)
+{
+    constexpr std::size_t max_iov = 64;
+    while (!c.pending.empty()) {
+        std::array<iovec, max_iov> iov;
+        const std::size_t k = std::min(c.pending.size(), max_iov);
+        for (std::size_t i = 0; i < k; ++i) {
+            iov[i].iov_base = rte_pktmbuf_mtod(c.pending[i], void*);
+            iov[i].iov_len = rte_pktmbuf_data_len(c.pending[i]);
+        }
+        msghdr mh{};
+        mh.msg_iov = iov.data();
+        mh.msg_iovlen = k;
+        const long n = sendmsg(c.fd, &mh, MSG_NOSIGNAL);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            close_conn(c, conn_reason::reset, std::strerror(errno));
+            return false;
+        }
+        std::size_t sent = n > 0 ? static_cast<std::size_t>(n) : 0;
+        c.bytes_out += sent;
+        sw_add(stats_.bytes_out, static_cast<uint64_t>(sent));
+        // The whole mbufs written go; the rest, from the first byte not written, waits in `out`.
+        std::size_t i = 0;
+        for (; i < k && sent >= iov[i].iov_len; ++i) {
+            sent -= iov[i].iov_len;
+            rte_pktmbuf_free(c.pending[i]);
+        }
+        if (i < k) {
+            c.out.append(bytes_of(c.pending[i]).substr(sent));
+            rte_pktmbuf_free(c.pending[i]);
+            for (std::size_t j = i + 1; j < c.pending.size(); ++j) {
+                c.out.append(bytes_of(c.pending[j]));
+                rte_pktmbuf_free(c.pending[j]);
+            }
+            c.pending.clear();
+            return true;
+        }
+        c.pending.erase(c.pending.begin(), c.pending.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    return true;
+}
+
 void stream_thread::impl::flush(conn& c)
 {
+    if (c.out.empty() && !flush_pending(c)) return;
+    spill_pending(c);  // behind a backlog: copied after it
+    // `out` holds bytes for the socket: TLS records (ciphertext) or TCP message bytes.
     std::size_t done = 0;
     while (done < c.out.size()) {
-        long n;
-        if (c.ssl != nullptr) {
-            ERR_clear_error();
-            const int r = SSL_write(c.ssl, c.out.data() + done, static_cast<int>(c.out.size() - done));
-            if (r <= 0) {
-                const int e = SSL_get_error(c.ssl, r);
-                if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) break;
-                close_conn(c, conn_reason::reset, "");
-                return;
-            }
-            n = r;
-        } else {
-            n = send(c.fd, c.out.data() + done, c.out.size() - done, MSG_NOSIGNAL);
-            if (n < 0) {
-                if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-                close_conn(c, conn_reason::reset, std::strerror(errno));
-                return;
-            }
+        const long n = send(c.fd, c.out.data() + done, c.out.size() - done, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            close_conn(c, conn_reason::reset, std::strerror(errno));
+            return;
         }
         done += static_cast<std::size_t>(n);
     }
-    c.bytes_out += done;
-    stats_.bytes_out.fetch_add(done, std::memory_order_relaxed);
+    if (c.ssl == nullptr) {
+        c.bytes_out += done;
+        sw_add(stats_.bytes_out, static_cast<uint64_t>(done));
+    }
     c.out.erase(0, done);
     if (c.out.empty() && c.out.capacity() > 4096) c.out.shrink_to_fit();  // idle connections stay small
     const bool want = !c.out.empty();
@@ -476,8 +644,8 @@ unsigned stream_thread::impl::drain_sends(const dataplane::snapshot& snap)
         for (unsigned i = 0; i < n; ++i) send_message(snap, pkts[i]);
         total += n;
     };
-    for (auto& w : o_.rt->workers) drain(w->stream_out);
-    if (o_.rt->control_out != nullptr) drain(o_.rt->control_out);
+    for (const auto& w : o_.rings.workers) drain(w.stream_out);
+    if (o_.rings.control_out != nullptr) drain(o_.rings.control_out);
     return total;
 }
 
@@ -528,22 +696,21 @@ void stream_thread::impl::send_message(const dataplane::snapshot&, rte_mbuf* m)
     const std::string_view msg{rte_pktmbuf_mtod(m, const char*), rte_pktmbuf_data_len(m)};
     conn* c = connection_for(h);
     if (c == nullptr) {
-        stats_.no_connection.fetch_add(1, std::memory_order_relaxed);
+        sw_bump(stats_.no_connection);
         rte_pktmbuf_free(m);
         return;
     }
     if (c->outbound && h.from_control == 0) remember_invite(*c, msg, h.worker);
     ++c->msgs_out;
-    stats_.msgs_out.fetch_add(1, std::memory_order_relaxed);
-    send_bytes(*c, msg);
-    rte_pktmbuf_free(m);
+    sw_bump(stats_.msgs_out);
+    send_mbuf(*c, m);
 }
 
 // --- closing
 
 void stream_thread::impl::close_conn(conn& c, conn_reason why, const std::string& detail)
 {
-    stats_.closed[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
+    sw_bump(stats_.closed[static_cast<std::size_t>(why)]);
     if (!c.outbound && c.state != conn_state::free) {
         const uint64_t key = c.remote.addr.hash();
         if (auto it = conns_by_source_.find(key); it != conns_by_source_.end() && --it->second == 0)
@@ -559,15 +726,15 @@ void stream_thread::impl::close_conn(conn& c, conn_reason why, const std::string
             // Once per failure streak, and again when the reason changes (refused while the
             // peer restarts, then its certificate is refused): its WHY shows the current one.
             if (!e.reported_down || e.reported_why != why)
-                post(*o_.rt, dataplane::event_kind::peer_connection_failed, c.peer_id, why);
+                post(o_.rings, dataplane::event_kind::peer_connection_failed, c.peer_id, why);
             e.reported_down = true;
             e.reported_why = why;
         }
     }
     if (why != conn_reason::shutdown) {
         for (const conn::invite& inv : c.invites) {
-            if (inv.len == 0 || inv.worker >= o_.rt->workers.size()) continue;
-            rte_mbuf* m = rte_pktmbuf_alloc(o_.rt->stream_pool);
+            if (inv.len == 0 || inv.worker >= o_.rings.workers.size()) continue;
+            rte_mbuf* m = rte_pktmbuf_alloc(o_.rings.pool);
             char* data = m != nullptr ? rte_pktmbuf_append(m, inv.len) : nullptr;
             if (data == nullptr) {
                 if (m != nullptr) rte_pktmbuf_free(m);
@@ -580,9 +747,11 @@ void stream_thread::impl::close_conn(conn& c, conn_reason why, const std::string
             in->len = inv.len;
             in->trunk = c.trunk;
             in->what = dataplane::sip_handoff::kind::unreachable;
-            if (rte_ring_sp_enqueue(o_.rt->workers[inv.worker]->stream_in, m) != 0) rte_pktmbuf_free(m);
+            if (rte_ring_sp_enqueue(o_.rings.workers[inv.worker].stream_in, m) != 0) rte_pktmbuf_free(m);
         }
     }
+    for (rte_mbuf* m : c.pending) rte_pktmbuf_free(m);
+    c.pending.clear();
     if (c.ssl != nullptr) SSL_free(c.ssl);
     if (c.fd >= 0) {
         epoll_ctl(ep_, EPOLL_CTL_DEL, c.fd, nullptr);

@@ -16,6 +16,7 @@
 
 #include "dataplane/snapshot.h"
 #include "dataplane/stream_ring.h"
+#include "sip-fastpath/sip_message.h"
 #include "transport/stream_conn.h"
 #include "transport/stream_thread.h"
 
@@ -76,8 +77,22 @@ struct stream_thread::impl {
     void confirm(conn& c);
     void read_from(conn& c);
     void deliver(conn& c, std::string_view msg);
+    /// Queues `bytes` (copied) behind what waits on `c`; TLS: through SSL_write at once when up.
     void send_bytes(conn& c, std::string_view bytes);
+    /// Sends the message in `m` (and frees it): from the mbuf itself when nothing waits before it.
+    void send_mbuf(conn& c, rte_mbuf* m);
+    /// Writes what waits on `c`: its pending mbufs (TCP), then `out`; arms EPOLLOUT for a rest.
     void flush(conn& c);
+    /// TCP: sendmsg over the pending mbufs; what is not taken goes to `out`. False: closed.
+    bool flush_pending(conn& c);
+    /// TCP: the pending mbufs copied to the end of `out` (behind a backlog, or before other bytes).
+    void spill_pending(conn& c);
+    /// TLS: SSL_write of `bytes` into the records of `out`. False: closed.
+    bool tls_write(conn& c, std::string_view bytes);
+    /// In the list of connections flush_dirty writes (once per loop iteration).
+    void mark_dirty(conn& c);
+    /// Closes `c` (output_overflow) when `more` bytes would take it over max_unsent; true then.
+    bool over_limit(conn& c, std::size_t more);
     /// Writes what send_bytes queued on each connection since the last call.
     void flush_dirty();
     void watch(conn& c, bool want_write);
@@ -113,6 +128,7 @@ struct stream_thread::impl {
     std::vector<std::string> problems_;
     std::vector<uint32_t> dirty_;  ///< connections with output queued this iteration
     std::vector<std::pair<ip_address, uint8_t>> sip_tos_;  ///< (our address, its interface's tos_sip)
+    std::unique_ptr<sip::message> scratch_;  ///< what deliver parses a message into to find its owner
 };
 
 }  // namespace sbc::streams

@@ -14,6 +14,7 @@
 #include <rte_lcore.h>
 
 #include "dataplane/rcu.h"
+#include "dataplane/snapshot.h"
 #include "transport/stream_io.h"
 
 namespace sbc::streams {
@@ -35,7 +36,8 @@ stream_thread::~stream_thread() { stop(); }
 
 bool stream_thread::start(const stream_thread_options& o, std::shared_ptr<const tls_set> tls, std::string& error)
 {
-    if (o.rt == nullptr || o.ns == nullptr || o.port == nullptr || o.rt->stream_pool == nullptr) {
+    if (o.rings.workers.empty() || o.rings.pool == nullptr || o.rings.snap == nullptr || o.rings.neighbours == nullptr ||
+        o.rings.events == nullptr || o.ns == nullptr || o.port == nullptr) {
         error = "stream thread: the dataplane has no stream rings or exception port";
         return false;
     }
@@ -89,13 +91,13 @@ void stream_thread::impl::run()
     uint32_t idle_loops = 0;
     while (!stop_.load(std::memory_order_relaxed)) {
         now_ms_ = monotonic_ms();
-        const dataplane::snapshot* snap = dataplane::rcu::dereference(o_.rt->shared->snap.current);
+        const dataplane::snapshot* snap = dataplane::rcu::dereference(o_.rings.snap->current);
         if (snap->generation != generation_) {
             generation_ = snap->generation;
             reconcile(*snap);
         }
-        unsigned work = pump_to_kernel(*o_.port, *o_.rt, stats_.pump);
-        work += pump_from_kernel(*o_.port, *o_.rt, *snap, stats_.pump);
+        unsigned work = pump_to_kernel(*o_.port, o_.rings, stats_.pump);
+        work += pump_from_kernel(*o_.port, o_.rings, *snap, stats_.pump);
         work += drain_sends(*snap);
         flush_dirty();
         if (now_ms_ - last_timers >= 10) {
@@ -126,7 +128,7 @@ void stream_thread::impl::run()
         if (n > 0) {
             idle_loops = 0;
             now_ms_ = monotonic_ms();
-            const dataplane::snapshot* s2 = dataplane::rcu::dereference(o_.rt->shared->snap.current);
+            const dataplane::snapshot* s2 = dataplane::rcu::dereference(o_.rings.snap->current);
             for (int i = 0; i < n; ++i) on_event(*s2, ev[static_cast<std::size_t>(i)]);
             flush_dirty();
         }

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/address.h"
-#include "dataplane/runtime.h"
+#include "dataplane/stream_ring.h"
 #include "transport/exception_port.h"
 #include "transport/netns.h"
 #include "transport/stream_config.h"
@@ -71,6 +71,8 @@ struct stream_report {
     X(handshakes_ok, "TLS handshakes completed")                                  \
     X(msgs_in, "SIP messages received on streams")                                \
     X(msgs_out, "SIP messages sent on streams")                                   \
+    X(to_owner, "SIP messages received on streams and given straight to the worker that owns their transaction or dialog") \
+    X(by_connection, "SIP messages received on streams that name no owner (new requests), given to a worker by connection") \
     X(bytes_in, "bytes received on streams (after TLS)")                          \
     X(bytes_out, "bytes sent on streams (before TLS)")                            \
     X(pings_answered, "CRLF keep-alive pings answered")                          \
@@ -79,7 +81,8 @@ struct stream_report {
     X(no_connection, "SIP messages not sent: no connection to their destination") \
     X(output_overflow, "connections closed: too much unsent output")
 
-/// Counters: the stream thread writes, anyone reads (relaxed; each stands alone).
+/// Counters: the stream thread writes (sw_add, common/counter.h: its one writer), anyone reads
+/// (relaxed; each stands alone).
 struct stream_stats {
 #define SBC_X(name, help) std::atomic<uint64_t> name{0};
     SBC_STREAM_COUNTERS(SBC_X)
@@ -94,7 +97,7 @@ struct stream_thread_options {
     stream_settings settings;
     const netns* ns = nullptr;
     exception_port* port = nullptr;
-    dataplane::dataplane_runtime* rt = nullptr;
+    dataplane::stream_rings rings;  ///< the dataplane's ends that the thread uses (stream_ring.h)
 };
 
 class stream_thread {
