@@ -123,6 +123,8 @@ unsigned pump_from_kernel(exception_port& p, const dataplane::stream_rings& ring
 {
     std::array<rte_mbuf*, burst_size> pkts;
     const uint16_t n = rte_eth_rx_burst(p.port_id, 0, pkts.data(), burst_size);
+    std::array<uint16_t, burst_size> to;  // the worker of each frame kept, pkts[0, ready)
+    uint16_t ready = 0;
     for (uint16_t i = 0; i < n; ++i) {
         rte_mbuf* m = pkts[i];
         const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
@@ -162,13 +164,22 @@ unsigned pump_from_kernel(exception_port& p, const dataplane::stream_rings& ring
         }
         m->port = ifc.port_id;
         // One worker per remote host, so that a connection's segments leave in order.
-        const auto& w = rings.workers[dst.hash() % rings.workers.size()];
-        if (rte_ring_sp_enqueue(w.kernel_in, m) != 0) {
-            rte_pktmbuf_free(m);
-            sw_bump(c.ring_full);
-            continue;
+        to[ready] = static_cast<uint16_t>(dst.hash() % rings.workers.size());
+        pkts[ready++] = m;
+    }
+    // One enqueue per worker: it sends the burst's frames in one transmit, not one each.
+    std::array<rte_mbuf*, burst_size> mine;
+    for (std::size_t w = 0; w < rings.workers.size() && ready != 0; ++w) {
+        unsigned k = 0;
+        for (uint16_t i = 0; i < ready; ++i)
+            if (to[i] == w) mine[k++] = pkts[i];
+        if (k == 0) continue;
+        const unsigned put = rte_ring_sp_enqueue_burst(rings.workers[w].kernel_in, reinterpret_cast<void* const*>(mine.data()), k, nullptr);
+        if (put < k) {
+            rte_pktmbuf_free_bulk(mine.data() + put, k - put);
+            sw_add(c.ring_full, static_cast<uint64_t>(k - put));
         }
-        sw_bump(c.from_kernel);
+        sw_add(c.from_kernel, static_cast<uint64_t>(put));
     }
     return n;
 }

@@ -71,9 +71,10 @@ struct conn {
 /// Fixed table of connections; an id is (generation << 16) | (slot + 1), never 0.
 class conn_table {
 public:
-    explicit conn_table(uint32_t capacity) : slots_(capacity), gen_(capacity, 1)
+    explicit conn_table(uint32_t capacity) : slots_(capacity), gen_(capacity, 1), at_(capacity, 0)
     {
         for (uint32_t i = capacity; i-- > 0;) free_.push_back(i);
+        open_.reserve(capacity);
     }
     /// A free connection with a fresh id, or null when the table is full.
     conn* open()
@@ -84,7 +85,8 @@ public:
         conn& c = slots_[slot];
         c = conn{};
         c.id = (static_cast<uint32_t>(gen_[slot]) << 16) | (slot + 1);
-        ++used_;
+        at_[slot] = static_cast<uint32_t>(open_.size());
+        open_.push_back(slot);
         return &c;
     }
     void release(conn& c)
@@ -94,7 +96,11 @@ public:
         if (gen_[slot] == 0) gen_[slot] = 1;
         c = conn{};
         free_.push_back(slot);
-        --used_;
+        // The last open slot takes this one's place in open_ (open_at's order is no order).
+        const uint32_t last = open_.back();
+        open_[at_[slot]] = last;
+        at_[last] = at_[slot];
+        open_.pop_back();
     }
     /// The connection `id` names, or null when it is gone.
     conn* find(uint32_t id)
@@ -105,14 +111,20 @@ public:
         return c.state != conn_state::free && c.id == id ? &c : nullptr;
     }
     [[nodiscard]] uint32_t slot_of(uint32_t id) const noexcept { return (id & 0xffff) - 1; }
-    [[nodiscard]] std::size_t used() const noexcept { return used_; }
+    [[nodiscard]] std::size_t used() const noexcept { return open_.size(); }
     std::vector<conn>& all() noexcept { return slots_; }
+    /// The open connections, `used()` of them, by index: walking from the last index down
+    /// visits each once even when the walk releases the one it is at (release moves the last
+    /// one into its place), without touching the free slots (thousands, with a large
+    /// max_connections).
+    conn& open_at(std::size_t i) noexcept { return slots_[open_[i]]; }
 
 private:
     std::vector<conn> slots_;
     std::vector<uint16_t> gen_;
     std::vector<uint32_t> free_;
-    std::size_t used_ = 0;
+    std::vector<uint32_t> open_;  ///< slots in use
+    std::vector<uint32_t> at_;    ///< by slot: its index in open_ (while in use)
 };
 
 }  // namespace sbc::streams

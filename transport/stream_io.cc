@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -88,7 +89,7 @@ stream_thread::impl::impl(const stream_thread_options& o, stream_stats& stats, s
                           std::atomic<std::shared_ptr<const tls_set>>& tls,
                           std::atomic<std::shared_ptr<const stream_report>>& report)
     : o_(o), stats_(stats), stop_(stop), tls_(tls), report_(report), buffers_(o.settings.max_message_bytes),
-      conns_(o.settings.max_connections), scratch_(std::make_unique<sip::message>())
+      conns_(o.settings.max_connections), scratch_(std::make_unique<sip::message>()), staged_(o.rings.workers.size())
 {
 }
 
@@ -462,14 +463,41 @@ void stream_thread::impl::deliver(conn& c, std::string_view msg)
             direct = true;
         }
     }
-    if (rte_ring_sp_enqueue(o_.rings.workers[to].stream_in, m) != 0) {
-        rte_pktmbuf_free(m);
-        sw_bump(stats_.worker_ring_full);
-        return;
-    }
     ++c.msgs_in;
-    sw_bump(stats_.msgs_in);
     sw_bump(direct ? stats_.to_owner : stats_.by_connection);
+    stage(to, m, true);
+}
+
+void stream_thread::impl::stage(std::size_t worker, rte_mbuf* m, bool message)
+{
+    staged& st = staged_[worker];
+    if (message) st.messages |= 1u << st.n;
+    st.pkts[st.n] = m;
+    if (++st.n == st.pkts.size()) hand_staged(worker);
+}
+
+void stream_thread::impl::hand_staged(std::size_t worker)
+{
+    staged& st = staged_[worker];
+    if (st.n == 0) return;
+    // One enqueue per worker and iteration: the worker takes the iteration's messages in one
+    // poll (one busy loop, not one each).
+    const unsigned k = rte_ring_sp_enqueue_burst(o_.rings.workers[worker].stream_in,
+                                                 reinterpret_cast<void* const*>(st.pkts.data()), st.n, nullptr);
+    const uint32_t taken = k >= 32 ? ~0u : (1u << k) - 1;
+    sw_add(stats_.msgs_in, static_cast<uint64_t>(std::popcount(st.messages & taken)));
+    if (k < st.n) {
+        // A lost message is counted; a lost connection's notice only goes with it (as before).
+        sw_add(stats_.worker_ring_full, static_cast<uint64_t>(std::popcount(st.messages & ~taken)));
+        rte_pktmbuf_free_bulk(st.pkts.data() + k, st.n - k);
+    }
+    st.n = 0;
+    st.messages = 0;
+}
+
+void stream_thread::impl::hand_all_staged()
+{
+    for (std::size_t w = 0; w < staged_.size(); ++w) hand_staged(w);
 }
 
 // --- writing
@@ -670,8 +698,8 @@ conn* stream_thread::impl::connection_for(const dataplane::stream_send& h)
         return pending;  // queued until it is up; null while the peer backs off
     }
     // Anyone else: a connection already open to that place, else a new one.
-    for (conn& c : conns_.all())
-        if (c.state != conn_state::free && c.remote.same_place(h.dst)) return &c;
+    for (std::size_t i = 0; i < conns_.used(); ++i)
+        if (conn& c = conns_.open_at(i); c.remote.same_place(h.dst)) return &c;
     if (h.dst.proto == transport::tls) return connect_to(h.dst, h.src, 0, "", client_context(0xffff), no_owner_peer);
     return connect_to(h.dst, h.src, 0, "", nullptr, no_owner_peer);
 }
@@ -747,7 +775,7 @@ void stream_thread::impl::close_conn(conn& c, conn_reason why, const std::string
             in->len = inv.len;
             in->trunk = c.trunk;
             in->what = dataplane::sip_handoff::kind::unreachable;
-            if (rte_ring_sp_enqueue(o_.rings.workers[inv.worker].stream_in, m) != 0) rte_pktmbuf_free(m);
+            stage(inv.worker, m, false);  // behind the messages of this iteration for that worker
         }
     }
     for (rte_mbuf* m : c.pending) rte_pktmbuf_free(m);

@@ -4,6 +4,7 @@
 // Stream thread only (start() constructs it on the control core before the thread runs).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include <sys/epoll.h>
 
+#include "common/limits.h"
 #include "dataplane/snapshot.h"
 #include "dataplane/stream_ring.h"
 #include "sip-fastpath/sip_message.h"
@@ -77,6 +79,12 @@ struct stream_thread::impl {
     void confirm(conn& c);
     void read_from(conn& c);
     void deliver(conn& c, std::string_view msg);
+    /// Queues `m` for worker `worker`'s stream_in ring (a message, or a lost connection's
+    /// notice), handed over when the iteration ends or a burst is full (hand_staged).
+    void stage(std::size_t worker, rte_mbuf* m, bool message);
+    void hand_staged(std::size_t worker);
+    /// Every worker's staged mbufs onto its ring: the loop calls it once per iteration.
+    void hand_all_staged();
     /// Queues `bytes` (copied) behind what waits on `c`; TLS: through SSL_write at once when up.
     void send_bytes(conn& c, std::string_view bytes);
     /// Sends the message in `m` (and frees it): from the mbuf itself when nothing waits before it.
@@ -129,6 +137,13 @@ struct stream_thread::impl {
     std::vector<uint32_t> dirty_;  ///< connections with output queued this iteration
     std::vector<std::pair<ip_address, uint8_t>> sip_tos_;  ///< (our address, its interface's tos_sip)
     std::unique_ptr<sip::message> scratch_;  ///< what deliver parses a message into to find its owner
+    static_assert(burst_size <= 32, "staged::messages has a bit per entry");
+    struct staged {
+        std::array<rte_mbuf*, burst_size> pkts{};
+        uint32_t n = 0;
+        uint32_t messages = 0;  ///< bit i: pkts[i] is a message (else a lost connection's notice)
+    };
+    std::vector<staged> staged_;  ///< by worker: what goes onto its stream_in ring this iteration
 };
 
 }  // namespace sbc::streams

@@ -104,6 +104,7 @@ void stream_thread::impl::run()
             last_timers = now_ms_;
             run_timers(*snap);
         }
+        hand_all_staged();  // before the wait: what this iteration framed goes to the workers now
         if (now_ms_ - last_report >= 500) {
             last_report = now_ms_;
             publish_report(*snap);
@@ -131,9 +132,11 @@ void stream_thread::impl::run()
             const dataplane::snapshot* s2 = dataplane::rcu::dereference(o_.rings.snap->current);
             for (int i = 0; i < n; ++i) on_event(*s2, ev[static_cast<std::size_t>(i)]);
             flush_dirty();
+            hand_all_staged();
         }
     }
     close_all();
+    hand_all_staged();  // the lost connections' notices of the close (a worker may still take them)
     dataplane::rcu::thread_offline();
     dataplane::rcu::unregister_thread();
     if (ep_ >= 0) close(ep_);
@@ -260,8 +263,8 @@ std::shared_ptr<tls_context> stream_thread::impl::server_context(uint16_t trunk)
 void stream_thread::impl::run_timers(const dataplane::snapshot&)
 {
     const stream_settings& s = o_.settings;
-    for (conn& c : conns_.all()) {
-        if (c.state == conn_state::free) continue;
+    for (std::size_t i = conns_.used(); i-- > 0;) {  // from the last: a close moves the last here (stream_conn.h)
+        conn& c = conns_.open_at(i);
         if ((c.state == conn_state::connecting || c.state == conn_state::handshaking) && now_ms_ >= c.deadline_ms) {
             close_conn(c, conn_reason::timeout, c.state == conn_state::connecting ? "connect" : "TLS handshake");
             continue;
@@ -307,8 +310,8 @@ void stream_thread::impl::publish_report(const dataplane::snapshot&)
     auto r = std::make_shared<stream_report>();
     std::array<uint64_t, 3> by_state{};  // connecting, handshaking, established, as shown
     static constexpr std::array<const char*, 3> state_names{"connecting", "handshaking", "established"};
-    for (const conn& c : conns_.all()) {
-        if (c.state == conn_state::free) continue;
+    for (std::size_t i = 0; i < conns_.used(); ++i) {
+        const conn& c = conns_.open_at(i);
         // An outbound TLS connection the server may still refuse (see impl::confirm) shows as
         // "handshaking" until it is confirmed.
         const std::size_t shown = c.state == conn_state::connecting ? 0 : c.state == conn_state::handshaking || !c.confirmed ? 1 : 2;
