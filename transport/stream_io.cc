@@ -297,7 +297,12 @@ void stream_thread::impl::handshake(conn& c)
         }
         c.session = session_info(c.ssl);
         sw_bump(stats_.handshakes_ok);
+        const uint32_t id = c.id;
         established(c);
+        // Read ahead: what the peer sent right behind its last handshake message may already
+        // sit in OpenSSL's buffer, where epoll cannot see it.
+        if (conns_.find(id) != nullptr && c.state == conn_state::established && SSL_has_pending(c.ssl) == 1)
+            read_from(c);
         return;
     }
     const int e = SSL_get_error(c.ssl, ret);
@@ -378,7 +383,7 @@ void stream_thread::impl::watch(conn& c, bool want_write)
 
 void stream_thread::impl::read_from(conn& c)
 {
-    for (int reads = 0; reads < 16; ++reads) {
+    for (int reads = 0; reads < max_reads; ++reads) {
         const std::span<char> room = c.framer->space();
         long n;
         if (c.ssl != nullptr) {
@@ -387,7 +392,7 @@ void stream_thread::impl::read_from(conn& c)
             if (r <= 0) {
                 const int e = SSL_get_error(c.ssl, r);
                 c.framer->commit(0);
-                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) break;
+                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return after_read(c);
                 close_conn(c, e == SSL_ERROR_ZERO_RETURN ? conn_reason::closed : conn_reason::reset, "");
                 return;
             }
@@ -396,7 +401,7 @@ void stream_thread::impl::read_from(conn& c)
             n = recv(c.fd, room.data(), room.size(), 0);
             if (n <= 0) {
                 c.framer->commit(0);
-                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return after_read(c);
                 close_conn(c, n == 0 ? conn_reason::closed : conn_reason::reset, n < 0 ? std::strerror(errno) : "");
                 return;
             }
@@ -422,8 +427,32 @@ void stream_thread::impl::read_from(conn& c)
             }
             if (conns_.find(c.id) == nullptr) return;
         }
-        if (static_cast<std::size_t>(n) < room.size() && (c.ssl == nullptr || SSL_pending(c.ssl) == 0)) break;
+        // TLS reads ahead (one recv takes every record the socket holds) and SSL_read returns one
+        // record at a time: go on while OpenSSL holds more, whatever recv returned.
+        const bool more = c.ssl != nullptr ? SSL_has_pending(c.ssl) == 1 : static_cast<std::size_t>(n) == room.size();
+        if (!more) return after_read(c);
     }
+    // Out of turns with records still in OpenSSL's buffer, which epoll cannot see: read again in
+    // the next iteration.
+    if (c.ssl != nullptr && SSL_has_pending(c.ssl) == 1) rereads_.push_back(c.id);
+    after_read(c);
+}
+
+unsigned stream_thread::impl::read_again()
+{
+    if (rereads_.empty()) return 0;
+    std::vector<uint32_t> ids;
+    ids.swap(rereads_);
+    for (const uint32_t id : ids)
+        if (conn* c = conns_.find(id); c != nullptr && c->state == conn_state::established) read_from(*c);
+    const auto n = static_cast<unsigned>(ids.size());
+    ids.clear();
+    if (rereads_.empty()) rereads_.swap(ids);  // keeps the capacity
+    return n;
+}
+
+void stream_thread::impl::after_read(conn& c)
+{
     // Session tickets (or anything else) read after the handshake, and no alert: the server
     // took our certificate.
     if (!c.confirmed && c.ssl != nullptr && BIO_number_read(SSL_get_rbio(c.ssl)) > c.handshake_read) confirm(c);
@@ -502,11 +531,13 @@ void stream_thread::impl::hand_all_staged()
 
 // --- writing
 //
-// A message leaves from the mbuf the worker wrote it into: on TCP, sendmsg over the mbufs of
-// the iteration (no copy here); on TLS, SSL_write reads the mbuf and the connection's write BIO
-// keeps the records it makes in `out`, which one send per iteration writes (the messages of a
-// burst in one segment, as before), so that the mbuf is free at once. Only what the socket
-// does not take is kept, in `out`: a partial write loses nothing and keeps the order.
+// A message leaves from the mbuf the worker wrote it into, once per loop iteration
+// (flush_dirty), so that the messages of a burst for one connection leave in one segment (and
+// on TLS in one record), not one each. TCP: sendmsg over the iteration's mbufs (no copy here).
+// TLS: SSL_write reads the one mbuf, or the iteration's messages gathered into `plain_` (the
+// only copy), and the connection's write BIO keeps the records it makes in `out`, which one
+// send writes. Only what the socket does not take is kept, in `out`: a partial write loses
+// nothing and keeps the order.
 
 void stream_thread::impl::mark_dirty(conn& c)
 {
@@ -545,6 +576,24 @@ bool stream_thread::impl::tls_write(conn& c, std::string_view bytes)
     return true;
 }
 
+bool stream_thread::impl::tls_write_pending(conn& c)
+{
+    if (c.pending.empty()) return true;
+    std::string_view plain;
+    if (c.pending.size() == 1) {
+        plain = bytes_of(c.pending.front());
+    } else {
+        plain_.clear();
+        for (rte_mbuf* m : c.pending) plain_.append(bytes_of(m));
+        plain = plain_;
+    }
+    const bool ok = tls_write(c, plain);  // closed when not ok, which frees the mbufs
+    if (!ok) return false;
+    rte_pktmbuf_free_bulk(c.pending.data(), static_cast<unsigned>(c.pending.size()));
+    c.pending.clear();
+    return true;
+}
+
 void stream_thread::impl::send_bytes(conn& c, std::string_view bytes)
 {
     if (over_limit(c, bytes.size())) return;
@@ -553,13 +602,12 @@ void stream_thread::impl::send_bytes(conn& c, std::string_view bytes)
         return;
     }
     if (c.ssl != nullptr) {
-        if (!tls_write(c, bytes)) return;
+        // The messages queued before these bytes go first, in their own record.
+        if (!tls_write_pending(c) || !tls_write(c, bytes)) return;
     } else {
         spill_pending(c);  // the messages queued before these bytes stay before them
         c.out.append(bytes);
     }
-    // Written once per loop iteration (flush_dirty): the messages of a burst for one
-    // connection leave in one segment, not one each.
     mark_dirty(c);
 }
 
@@ -575,13 +623,7 @@ void stream_thread::impl::send_mbuf(conn& c, rte_mbuf* m)
         rte_pktmbuf_free(m);
         return;
     }
-    if (c.ssl != nullptr) {
-        const bool ok = tls_write(c, msg);
-        rte_pktmbuf_free(m);
-        if (ok) mark_dirty(c);
-        return;
-    }
-    c.pending.push_back(m);  // written from the mbuf by flush
+    c.pending.push_back(m);  // written from the mbuf by flush (TLS: encrypted there)
     mark_dirty(c);
 }
 
@@ -640,8 +682,12 @@ bool stream_thread::impl::flush_pending(conn& c)
 
 void stream_thread::impl::flush(conn& c)
 {
-    if (c.out.empty() && !flush_pending(c)) return;
-    spill_pending(c);  // behind a backlog: copied after it
+    if (c.ssl != nullptr) {
+        if (!tls_write_pending(c)) return;
+    } else {
+        if (c.out.empty() && !flush_pending(c)) return;
+        spill_pending(c);  // behind a backlog: copied after it
+    }
     // `out` holds bytes for the socket: TLS records (ciphertext) or TCP message bytes.
     std::size_t done = 0;
     while (done < c.out.size()) {

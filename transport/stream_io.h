@@ -77,7 +77,13 @@ struct stream_thread::impl {
     void established(conn& c);
     /// The connection is up for its peer: backoff reset, the control core told.
     void confirm(conn& c);
+    /// Reads and frames what `c` has, at most max_reads times (then again next iteration, through
+    /// rereads_, when OpenSSL still holds records).
     void read_from(conn& c);
+    /// After the reads of an iteration: confirmation, and output OpenSSL made while reading.
+    void after_read(conn& c);
+    /// The connections read_from left with records in OpenSSL's buffer, read first next iteration.
+    unsigned read_again();
     void deliver(conn& c, std::string_view msg);
     /// Queues `m` for worker `worker`'s stream_in ring (a message, or a lost connection's
     /// notice), handed over when the iteration ends or a burst is full (hand_staged).
@@ -85,11 +91,13 @@ struct stream_thread::impl {
     void hand_staged(std::size_t worker);
     /// Every worker's staged mbufs onto its ring: the loop calls it once per iteration.
     void hand_all_staged();
-    /// Queues `bytes` (copied) behind what waits on `c`; TLS: through SSL_write at once when up.
+    /// Queues `bytes` (copied) behind what waits on `c`; TLS: through SSL_write at once when up,
+    /// behind the pending mbufs.
     void send_bytes(conn& c, std::string_view bytes);
     /// Sends the message in `m` (and frees it): from the mbuf itself when nothing waits before it.
     void send_mbuf(conn& c, rte_mbuf* m);
-    /// Writes what waits on `c`: its pending mbufs (TCP), then `out`; arms EPOLLOUT for a rest.
+    /// Writes what waits on `c`: its pending mbufs (TCP: sendmsg; TLS: one SSL_write), then
+    /// `out`; arms EPOLLOUT for a rest.
     void flush(conn& c);
     /// TCP: sendmsg over the pending mbufs; what is not taken goes to `out`. False: closed.
     bool flush_pending(conn& c);
@@ -97,6 +105,9 @@ struct stream_thread::impl {
     void spill_pending(conn& c);
     /// TLS: SSL_write of `bytes` into the records of `out`. False: closed.
     bool tls_write(conn& c, std::string_view bytes);
+    /// TLS: the pending mbufs encrypted in one SSL_write (several: gathered in `plain_` first)
+    /// and freed. False: closed.
+    bool tls_write_pending(conn& c);
     /// In the list of connections flush_dirty writes (once per loop iteration).
     void mark_dirty(conn& c);
     /// Closes `c` (output_overflow) when `more` bytes would take it over max_unsent; true then.
@@ -134,8 +145,11 @@ struct stream_thread::impl {
     std::unordered_map<uint64_t, uint32_t> handshakes_by_source_;  ///< inbound handshakes this second
     uint64_t handshake_window_ms_ = 0;
     std::vector<std::string> problems_;
+    static constexpr int max_reads = 16;  ///< reads of one connection per iteration (fairness)
+    std::vector<uint32_t> rereads_;       ///< see read_again
     std::vector<uint32_t> dirty_;  ///< connections with output queued this iteration
     std::vector<std::pair<ip_address, uint8_t>> sip_tos_;  ///< (our address, its interface's tos_sip)
+    std::string plain_;  ///< tls_write_pending's gathered plaintext, kept between iterations
     std::unique_ptr<sip::message> scratch_;  ///< what deliver parses a message into to find its owner
     static_assert(burst_size <= 32, "staged::messages has a bit per entry");
     struct staged {

@@ -98,6 +98,7 @@ void stream_thread::impl::run()
         }
         unsigned work = pump_to_kernel(*o_.port, o_.rings, stats_.pump);
         work += pump_from_kernel(*o_.port, o_.rings, *snap, stats_.pump);
+        work += read_again();
         work += drain_sends(*snap);
         flush_dirty();
         if (now_ms_ - last_timers >= 10) {

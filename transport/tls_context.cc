@@ -245,6 +245,9 @@ bool set_protocol(tls_context& c, const tls_settings& s, tls_error& err)
     // moved buffer. RELEASE_BUFFERS: an idle connection holds no record buffers.
     SSL_CTX_set_mode(c.ctx,
                      SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    // Read ahead: one recv takes every record the socket holds, not two (header, body) per
+    // record; the stream thread reads on while SSL_has_pending says OpenSSL holds more.
+    SSL_CTX_set_read_ahead(c.ctx, 1);
     // Renegotiation (TLS 1.2) is a way to make a server spend CPU and gains SIP nothing.
     SSL_CTX_set_options(c.ctx, SSL_OP_NO_RENEGOTIATION);
     if (c.role == tls_role::server) {
