@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 export SBC_BUILD=${SBC_BUILD:-$(pwd)/build}
 # t_drain, t_options_health and t_dns_srv spread their calls over both workers there and
 # assert that calls crossed (workers_crossed in sip_common.sh).
-TWO_WORKERS=(t_sip_basic t_sip_retry_503 t_sip_region_failover t_media_relay t_drain t_options_health t_dns_srv)
+TWO_WORKERS=(t_sip_basic t_sip_retry_503 t_sip_region_failover t_media_relay t_drain t_options_health t_dns_srv t_tls_call)
 pass=0 fail=0
 only=("$@")
 

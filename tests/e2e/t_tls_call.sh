@@ -44,4 +44,14 @@ v=$(invite_vias "$DIR/peer-$PEER")
 [ "$(received "$DIR/peer-$PEER" '^BYE ')" -eq 5 ] || fail "callee received $(received "$DIR/peer-$PEER" '^BYE ') BYEs through the TLS leg, expected 5"
 n=$(est_count)
 [ "$n" -eq 1 ] || fail "$n connections to the peer after 5 calls, expected the one persistent connection"
+# With two workers (run.sh's t_tls_call@2w), the responses and the peer's in-dialog requests
+# name their worker: the stream thread gives them straight to it (at least the 5 INVITEs'
+# final responses and the 5 BYEs' 200s).
+owner=$(curl -sf "http://$HTTP/metrics" | awk '$1 == "sbc_stream_to_owner_total" { print $2 }')
+if [ "${SIP_WORKERS:-1}" -gt 1 ]; then
+  [ "${owner:-0}" -ge 10 ] || fail "two workers: sbc_stream_to_owner_total is ${owner:-absent}, expected at least 10"
+  note "two workers: $owner stream messages given straight to their owner"
+else
+  [ "${owner:-0}" -eq 0 ] || fail "one worker: sbc_stream_to_owner_total is $owner, expected 0 (nothing to choose)"
+fi
 echo "PASS: 5 calls over TLS to a Kamailio peer on one persistent TLS 1.3 connection"
