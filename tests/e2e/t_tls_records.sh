@@ -9,30 +9,12 @@
 # OPTIONS get its 200 within 5 s. Then 48 OPTIONS in one send (about 16 KB) on a second
 # connection: 48 answered, 48 counted in.
 source "$(dirname "$0")/sip_common.sh"
-source "$SIP_ROOT/scripts/lib/certs.sh"
-PKI=$(mktemp -d /tmp/sbc-tls-pki.XXXXXX)
-trap 'topo_cleanup; rm -rf "$PKI"' EXIT INT TERM
-make_test_pki "$PKI" || { echo "FAIL: cannot make the test PKI" >&2; exit 1; }
-SIP_EXTRA_CONFIG=$(cat <<CONF
-[[trunk]]
-name = "tls-in"
-interface = "hosts"
-transports = ["tls"]
-tls_port = 5061
-allow = ["198.18.0.2/32"]
-
-[tls]
-certificate = "$PKI/server.crt"
-private_key = "$PKI/server.key"
-ca_file = "$PKI/ca.crt"
-
-[streams]
-handshake_timeout_ms = 15000
-CONF
-)
+source "$(dirname "$0")/tls_common.sh"
+tls_pki
+SIP_EXTRA_CONFIG="$(tls_trunk tls-in 5061 '["198.18.0.2/32"]')
+$(tls_server_config)"
 sip_up
 note "sbcd up (${SECONDS} s)"
-trap 'topo_cleanup; rm -rf "$PKI"' EXIT INT TERM
 
 metric() { # NAME [LABEL]: the sum of NAME's samples (those with LABEL) in /metrics
   curl -sf "http://$HTTP/metrics" |

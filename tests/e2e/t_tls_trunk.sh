@@ -14,8 +14,7 @@
 #            reason "untrusted"; 198.18.0.7 presents other.test from the test CA: likewise,
 #            reason "name_mismatch".
 source "$(dirname "$0")/sip_common.sh"
-source "$SIP_ROOT/scripts/lib/certs.sh"
-source "$SIP_ROOT/scripts/lib/kamailio_tls.sh"
+source "$(dirname "$0")/tls_common.sh"
 K_PLAIN=198.18.0.3 K_MTLS=198.18.0.4 K_NOCERT=198.18.0.5 K_UNTRUSTED=198.18.0.6 K_WRONG=198.18.0.7
 PKI=$(mktemp -d /tmp/sbc-tls-pki.XXXXXX)
 trap 'topo_cleanup; rm -rf "$PKI"' EXIT INT TERM
@@ -24,30 +23,10 @@ make_leaf "$PKI" other "DNS:other.test" client ca || { echo "FAIL: other.test cl
 SIP_EXTRA_ADDRS="$K_PLAIN $K_MTLS $K_NOCERT $K_UNTRUSTED $K_WRONG"
 ALLOW="[\"$K_PLAIN/32\", \"$K_MTLS/32\", \"$K_NOCERT/32\", \"$K_UNTRUSTED/32\", \"$K_WRONG/32\"]"
 SIP_EXTRA_CONFIG=$(cat <<CONF
-[[trunk]]
-name = "tls-in"
-interface = "hosts"
-transports = ["tls"]
-tls_port = 5061
-allow = $ALLOW
+$(tls_trunk tls-in 5061 "$ALLOW")
+$(tls_trunk mtls-in 5062 "$ALLOW" 'tls = { require_client_certificate = true, client_name = "client.test" }')
 
-[[trunk]]
-name = "mtls-in"
-interface = "hosts"
-transports = ["tls"]
-tls_port = 5062
-allow = $ALLOW
-tls = { require_client_certificate = true, client_name = "client.test" }
-
-[tls]
-certificate = "$PKI/server.crt"
-private_key = "$PKI/server.key"
-ca_file = "$PKI/ca.crt"
-
-# On a loaded 2-core machine a handshake can outlast the 5 s default (a refused one fails at
-# once whatever this is).
-[streams]
-handshake_timeout_ms = 15000
+$(tls_server_config)
 CONF
 )
 sip_up

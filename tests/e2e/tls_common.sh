@@ -30,6 +30,21 @@ probe = "none"
 REG
 }
 
+# tls_trunk NAME PORT ALLOW [EXTRA]: a [[trunk]] on the hosts interface taking TLS on PORT
+# from ALLOW (a TOML list), with EXTRA lines.
+tls_trunk() {
+  printf '[[trunk]]\nname = "%s"\ninterface = "hosts"\ntransports = ["tls"]\ntls_port = %s\nallow = %s\n%s\n' \
+    "$1" "$2" "$3" "${4:-}"
+}
+
+# tls_server_config: [tls] with the test PKI's server certificate (sbc.test) and CA, and a
+# handshake timeout that a loaded 2-core machine does not outlast (a refused handshake fails at
+# once whatever it is), for tests with TLS trunks.
+tls_server_config() {
+  printf '[tls]\ncertificate = "%s"\nprivate_key = "%s"\nca_file = "%s"\n\n[streams]\nhandshake_timeout_ms = 15000\n' \
+    "$PKI/server.crt" "$PKI/server.key" "$PKI/ca.crt"
+}
+
 # tls_config [EXTRA]: [tls] trusting the test CA, reconnects within 100-500 ms, then EXTRA.
 tls_config() {
   printf '[tls]\nca_file = "%s"\n\n[streams]\nreconnect_min_ms = 100\nreconnect_max_ms = 500\n%s\n' "$PKI/ca.crt" "${1:-}"
