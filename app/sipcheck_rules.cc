@@ -144,9 +144,9 @@ stage run_stage(const sip::rule_tables* rt, const std::vector<sip::rule_set>& se
     st.text = std::string(m.raw);
     st.outcome = "unchanged";
     if (rt == nullptr) return st;
-    static std::array<std::atomic<uint64_t>, sip::max_rules> hits, failures;
-    for (auto& h : hits) h = 0;
-    for (auto& f : failures) f = 0;
+    static std::array<single_writer<uint64_t>, sip::max_rules> hits, failures;
+    for (auto& h : hits) h.set(0);
+    for (auto& f : failures) f.set(0);
     sip::rule_work work;
     const auto o = sip::apply_rules(*rt, sets, m, ctx, work, {hits.data(), failures.data()}, buf, out_msg);
     for (const auto& set : sets)
@@ -156,7 +156,7 @@ stage run_stage(const sip::rule_tables* rt, const std::vector<sip::rule_set>& se
                                (r.kind == sip::rule_kind::number ? std::string(sip::rule_field_name(r.field)) : r.header);
             st.rules.push_back({{"rule", control::rule_label(r)},
                                 {"what", what},
-                                {"result", failures[i] != 0 ? "failed" : hits[i] != 0 ? "hit" : "-"}});
+                                {"result", failures[i].get() != 0 ? "failed" : hits[i].get() != 0 ? "hit" : "-"}});
         }
     if (o == sip::rule_outcome::rewritten) {
         st.outcome = "rewritten";

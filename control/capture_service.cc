@@ -104,10 +104,10 @@ bool capture_service::start(const capture_request& r, std::string& error)
     tsc0_ = rte_rdtsc();
     wall0_ns_ = wall_ns();
     progress_.stop.store(false, std::memory_order_relaxed);
-    progress_.messages.store(0, std::memory_order_relaxed);
-    progress_.bytes.store(writer_->bytes(), std::memory_order_relaxed);
-    progress_.file_full.store(0, std::memory_order_relaxed);
-    progress_.elapsed_ms.store(0, std::memory_order_relaxed);
+    progress_.messages.set(0);
+    progress_.bytes.set(writer_->bytes());
+    progress_.file_full.set(0);
+    progress_.elapsed_ms.set(0);
     progress_.why.clear();
     progress_.finished.store(false, std::memory_order_relaxed);
     auto* f = new dataplane::capture_filter();
@@ -144,12 +144,12 @@ capture_status capture_service::status()
     for (const auto& p : req_.patterns) s.match.push_back(std::string(sip::capture_field_name(p.field)) + ":" + p.expr);
     s.max_mb = req_.max_mb;
     s.seconds = req_.seconds;
-    s.elapsed_s = static_cast<double>(progress_.elapsed_ms.load(std::memory_order_relaxed)) / 1000.0;
-    s.messages = progress_.messages.load(std::memory_order_relaxed);
-    s.bytes = progress_.bytes.load(std::memory_order_relaxed);
+    s.elapsed_s = static_cast<double>(progress_.elapsed_ms.get()) / 1000.0;
+    s.messages = progress_.messages.get();
+    s.bytes = progress_.bytes.get();
     s.dropped_ring_full = dropped(true) - base_ring_full_;
     s.dropped_no_buffer = dropped(false) - base_no_buffer_;
-    s.dropped_file_full = progress_.file_full.load(std::memory_order_relaxed);
+    s.dropped_file_full = progress_.file_full.get();
     if (finished) s.stopped = progress_.why;
     return s;
 }
@@ -159,7 +159,7 @@ bool capture_service::write_copy(rte_mbuf* m)
     const uint64_t limit = req_.max_mb * mib;
     bool ok = false;
     if (writer_->bytes() + pcap_record_header_size + rte_pktmbuf_pkt_len(m) > limit) {
-        sw_bump(progress_.file_full);
+        progress_.file_full.bump();
     } else {
         std::array<pcap_part, 64> parts;
         std::size_t n = 0;
@@ -171,8 +171,8 @@ bool capture_service::write_copy(rte_mbuf* m)
         const uint64_t ns = d / tsc_hz_ * 1'000'000'000 + d % tsc_hz_ * 1'000'000'000 / tsc_hz_;
         ok = writer_->write(wall0_ns_ + ns, std::span<const pcap_part>(parts.data(), n));
         if (ok) {
-            sw_bump(progress_.messages);
-            progress_.bytes.store(writer_->bytes(), std::memory_order_relaxed);
+            progress_.messages.bump();
+            progress_.bytes.set(writer_->bytes());
         }
     }
     rte_pktmbuf_free(m);
@@ -207,7 +207,7 @@ void capture_service::run()
     for (;;) {
         const auto now = std::chrono::steady_clock::now();
         const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - started);
-        progress_.elapsed_ms.store(static_cast<uint64_t>(elapsed.count()), std::memory_order_relaxed);
+        progress_.elapsed_ms.set(static_cast<uint64_t>(elapsed.count()));
         if (progress_.stop.load(std::memory_order_relaxed)) {
             why = "stopped by the operator";
             break;
@@ -221,7 +221,7 @@ void capture_service::run()
             why = "cannot write " + path_ + ": " + writer_->error();
             break;
         }
-        if (progress_.file_full.load(std::memory_order_relaxed) != 0) {
+        if (progress_.file_full.get() != 0) {
             why = "--max-mb " + std::to_string(req_.max_mb) + " reached";
             break;
         }
@@ -240,9 +240,9 @@ void capture_service::run()
     while (drain_rings(ignored) != 0) {
     }
     writer_->close();
-    progress_.bytes.store(writer_->bytes(), std::memory_order_relaxed);
+    progress_.bytes.set(writer_->bytes());
     std::fprintf(stderr, "sbcd: capture %s stopped (%s): %llu messages, %llu bytes\n", path_.c_str(), why.c_str(),
-                 static_cast<unsigned long long>(progress_.messages.load(std::memory_order_relaxed)),
+                 static_cast<unsigned long long>(progress_.messages.get()),
                  static_cast<unsigned long long>(writer_->bytes()));
     progress_.why = why;
     progress_.finished.store(true, std::memory_order_release);

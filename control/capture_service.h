@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/counter.h"
 #include "control/capture_text.h"
 #include "control/pcap_writer.h"
 #include "dataplane/runtime.h"
@@ -55,16 +56,16 @@ private:
     bool ever_ = false;
     uint64_t base_ring_full_ = 0, base_no_buffer_ = 0;  ///< worker counters at start
     uint64_t tsc0_ = 0, wall0_ns_ = 0, tsc_hz_ = 1;
-    /// Shared with the capture thread, its counters' one writer while it runs (sw_bump): relaxed,
+    /// Shared with the capture thread, its counters' one writer while it runs (single_writer): relaxed,
     /// each value stands alone; `finished` (release by the thread, acquire by the control core)
     /// publishes `why` and the final counts.
     struct progress {
         std::atomic<bool> stop{false};
         std::atomic<bool> finished{true};
-        std::atomic<uint64_t> messages{0};
-        std::atomic<uint64_t> bytes{0};
-        std::atomic<uint64_t> file_full{0};
-        std::atomic<uint64_t> elapsed_ms{0};
+        sbc::single_writer<uint64_t> messages;
+        sbc::single_writer<uint64_t> bytes;
+        sbc::single_writer<uint64_t> file_full;
+        sbc::single_writer<uint64_t> elapsed_ms;
         std::string why;  ///< written by the thread before `finished`
     } progress_;
     std::vector<rte_mbuf*> batch_;  ///< the capture thread's, reused by every drain pass

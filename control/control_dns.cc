@@ -14,7 +14,7 @@ bool control_loop::peer_has_calls(const std::string& key) const
     const auto id = ids_.find(key);
     if (!id) return false;
     for (const auto& w : rt_.workers)
-        if (w->proxy && w->proxy->stats().active_by_peer[*id].load(std::memory_order_relaxed) != 0) return true;
+        if (w->proxy && w->proxy->stats().active_by_peer[*id].get() != 0) return true;
     return false;
 }
 

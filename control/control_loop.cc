@@ -48,7 +48,7 @@ stream_metrics stream_metrics_of(const stream_service& svc)
     if (!svc.running()) return m;
     m.running = true;
     const streams::stream_stats& st = svc.thread()->stats();
-    auto load = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+    auto load = [](const single_writer<uint64_t>& a) { return a.get(); };
     for (std::size_t i = 0; i < m.open_by_state.size(); ++i) m.open_by_state[i] = load(st.open_by_state[i]);
 #define SBC_X(name, help) m.counters.push_back({#name, help, load(st.name)});
     SBC_STREAM_COUNTERS(SBC_X)
@@ -201,8 +201,8 @@ void control_loop::sample_loop_gaps()
     // the next window. Relaxed: a window that starts or ends a few iterations late is fine.
     for (const auto& w : rt_.workers) {
         if (w->id >= loop_gap_cycles_.size()) continue;
-        loop_gap_cycles_[w->id] = w->max_loop_gap.load(std::memory_order_relaxed);
-        w->max_loop_gap_epoch.fetch_add(1, std::memory_order_relaxed);
+        loop_gap_cycles_[w->id] = w->max_loop_gap.get();
+        w->max_loop_gap_epoch.bump();
     }
 }
 
@@ -397,8 +397,8 @@ stats_report control_loop::report() const
         ws.recent_busy_percent = ov.busy_permille / 10.0;
         ws.ring_percent = ov.ring_percent;
         if (w->proxy) {
-            ws.setups_active = w->proxy->stats().setups_active.load(std::memory_order_relaxed);
-            ws.dialogs_active = w->proxy->stats().dialogs_active.load(std::memory_order_relaxed);
+            ws.setups_active = w->proxy->stats().setups_active.get();
+            ws.dialogs_active = w->proxy->stats().dialogs_active.get();
         }
         if (w->id < loop_gap_cycles_.size())
             ws.max_loop_gap_us = static_cast<double>(loop_gap_cycles_[w->id]) * 1e6 / static_cast<double>(rte_get_tsc_hz());
@@ -431,13 +431,13 @@ void control_loop::fill_sip(stats_report& r) const
     }
     for (const auto& w : rt_.workers) {
         if (!w->proxy) continue;
-        s.setups_active += w->proxy->stats().setups_active.load(std::memory_order_relaxed);
-        s.dialogs_active += w->proxy->stats().dialogs_active.load(std::memory_order_relaxed);
+        s.setups_active += w->proxy->stats().setups_active.get();
+        s.dialogs_active += w->proxy->stats().dialogs_active.get();
     }
     auto sum_by = [&](auto field, std::size_t i) {
         uint64_t v = 0;
         for (const auto& w : rt_.workers)
-            if (w->proxy) v += (w->proxy->stats().*field)[i].load(std::memory_order_relaxed);
+            if (w->proxy) v += (w->proxy->stats().*field)[i].get();
         return v;
     };
     for (std::size_t i = 0; i < published_.tables->trunks.size() && i < sip::proxy_stats::max_counted; ++i)
@@ -524,10 +524,10 @@ void control_loop::fill_sip(stats_report& r) const
         for (const auto& w : rt_.workers) {
             if (!w->proxy) continue;
             const auto& st = w->proxy->stats();
-            pr.attempts += st.attempts_by_peer[p.id].load(std::memory_order_relaxed);
-            pr.active_calls += st.active_by_peer[p.id].load(std::memory_order_relaxed);
-            pr.full_skips += st.full_skips_by_peer[p.id].load(std::memory_order_relaxed);
-            for (std::size_t k = 0; k < 5; ++k) pr.failures[k] += st.failures_by_peer[p.id][k].load(std::memory_order_relaxed);
+            pr.attempts += st.attempts_by_peer[p.id].get();
+            pr.active_calls += st.active_by_peer[p.id].get();
+            pr.full_skips += st.full_skips_by_peer[p.id].get();
+            for (std::size_t k = 0; k < 5; ++k) pr.failures[k] += st.failures_by_peer[p.id][k].get();
         }
         s.peers.push_back(std::move(pr));
     }
@@ -538,8 +538,8 @@ uint64_t control_loop::active_calls() const
     uint64_t active = 0;
     for (const auto& w : rt_.workers)
         if (w->proxy)
-            active += w->proxy->stats().dialogs_active.load(std::memory_order_relaxed) +
-                      w->proxy->stats().setups_active.load(std::memory_order_relaxed);
+            active += w->proxy->stats().dialogs_active.get() +
+                      w->proxy->stats().setups_active.get();
     return active;
 }
 

@@ -38,12 +38,12 @@ media_report collect_media(const dataplane::dataplane_runtime& rt, bool with_cal
     for (const auto& w : rt.workers) {
         const auto& c = w->media_counters;
         for (unsigned s = 0; s < 2; ++s) {
-            r.packets[s] += c.packets[s].load(std::memory_order_relaxed);
-            r.bytes[s] += c.bytes[s].load(std::memory_order_relaxed);
+            r.packets[s] += c.packets[s].get();
+            r.bytes[s] += c.bytes[s].get();
         }
-        r.rtcp_packets += c.rtcp_packets.load(std::memory_order_relaxed);
-        r.latched += c.latched.load(std::memory_order_relaxed);
-        for (std::size_t i = 0; i < drops.size(); ++i) drops[i] += c.drops[i].load(std::memory_order_relaxed);
+        r.rtcp_packets += c.rtcp_packets.get();
+        r.latched += c.latched.get();
+        for (std::size_t i = 0; i < drops.size(); ++i) drops[i] += c.drops[i].get();
         if (w->media) rtp::accumulate(sum, w->media->summary());
     }
     for (std::size_t i = 0; i < drops.size(); ++i) {

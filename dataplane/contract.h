@@ -29,8 +29,9 @@
 //   worker::max_loop_gap_epoch dataplane/worker.h           control    the worker
 //   worker::max_loop_gap       dataplane/worker.h           the worker control
 //   counters (worker_counters, sip::proxy_stats, rtp::relay_counters, capture_counters,
-//     rtp::flow_stats, stream counters)  common/counter.h   one writer each (sw_add, sw_bump:
-//                              a load and a store, no locked instruction)  control, HTTP render
+//     rtp::flow_stats, stream counters, the media pools' gauges)  common/counter.h   one writer
+//                              each (sbc::single_writer: a load and a store, no locked
+//                              instruction)                 control, HTTP render
 //
 // Sequence lock per slot (release/acquire on the sequence word, relaxed fields):
 //   shared_state::neighbours   dataplane/neighbour.h        control (from worker events)  workers, control

@@ -70,7 +70,7 @@ uint32_t release_held(worker& w, const snapshot& snap, uint64_t now_ms) noexcept
     // Media is counted with the relay's drops, SIP with the worker's.
     if (expired != media_expired) w.counters.drop(drop_reason::neighbour_unknown, expired - media_expired);
     if (media_expired != 0)
-        w.media_counters.add(w.media_counters.drops[static_cast<std::size_t>(rtp::relay_drop::no_neighbour)], media_expired);
+        w.media_counters.drops[static_cast<std::size_t>(rtp::relay_drop::no_neighbour)].add(media_expired);
     return done;
 }
 

@@ -2,6 +2,7 @@
 // locks, system calls or logging. overload_of: any thread.
 #include <rte_ring.h>
 
+#include "common/counter.h"
 #include "dataplane/overload.h"
 #include "dataplane/sip_path.h"
 #include "dataplane/worker.h"
@@ -15,9 +16,9 @@ namespace {
 struct alignas(64) overload_state {
     busy_window window;
     uint64_t next_tsc = 0;
-    std::atomic<uint8_t> reduction{0};
-    std::atomic<uint16_t> busy_permille{0};
-    std::atomic<uint8_t> ring_percent{0};
+    sbc::single_writer<uint8_t> reduction;
+    sbc::single_writer<uint16_t> busy_permille;
+    sbc::single_writer<uint8_t> ring_percent;
 };
 
 std::array<overload_state, max_workers> states;
@@ -59,17 +60,16 @@ void overload_poll(worker& w, const snapshot& snap, uint64_t now_tsc) noexcept
     const uint32_t ring = fullest_ring(w);
     const uint8_t reduction = sip::overload_reduction(p, busy, ring);
     if (reduction != w.proxy->overload()) w.proxy->set_overload(reduction);
-    st.reduction.store(reduction, std::memory_order_relaxed);
-    st.busy_permille.store(static_cast<uint16_t>(busy), std::memory_order_relaxed);
-    st.ring_percent.store(static_cast<uint8_t>(ring > 100 ? 100 : ring), std::memory_order_relaxed);
+    st.reduction.set(reduction);
+    st.busy_permille.set(static_cast<uint16_t>(busy));
+    st.ring_percent.set(static_cast<uint8_t>(ring > 100 ? 100 : ring));
 }
 
 overload_view overload_of(unsigned worker) noexcept
 {
     if (worker >= states.size()) return {};
     const overload_state& st = states[worker];
-    return {st.reduction.load(std::memory_order_relaxed), st.busy_permille.load(std::memory_order_relaxed),
-            st.ring_percent.load(std::memory_order_relaxed)};
+    return {st.reduction.get(), st.busy_permille.get(), st.ring_percent.get()};
 }
 
 }  // namespace sbc::dataplane

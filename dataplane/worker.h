@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "common/counter.h"
 #include "common/limits.h"
 #include "dataplane/capture_filter.h"
 #include "dataplane/cdr_out.h"
@@ -99,8 +100,8 @@ struct worker {
     /// by the owner every 64 iterations (relaxed: a value stands alone); the window starts at
     /// the loop's start or when a reader bumps max_loop_gap_epoch (relaxed: a window that starts
     /// a few iterations late is still a window).
-    std::atomic<uint64_t> max_loop_gap{0};
-    std::atomic<uint32_t> max_loop_gap_epoch{0};
+    sbc::single_writer<uint64_t> max_loop_gap;
+    sbc::single_writer<uint32_t> max_loop_gap_epoch;
 };
 
 /// Worker only: queues `m` for transmission on `port` (flushed at the end of the loop).
@@ -143,15 +144,15 @@ void run_loop(worker& w, Process&& process) noexcept
     uint64_t folded = rte_rdtsc();
     uint64_t loops = 0, busy_loops = 0, busy_cycles = 0;
     uint64_t prev_start = folded, gap_max = 0;
-    uint32_t gap_epoch = w.max_loop_gap_epoch.load(std::memory_order_relaxed);
+    uint32_t gap_epoch = w.max_loop_gap_epoch.get();
     auto fold = [&](uint64_t now) {
         w.counters.loops.add(loops);
         w.counters.busy_loops.add(busy_loops);
         w.counters.busy_cycles.add(busy_cycles);
         w.counters.total_cycles.add(now - folded);
-        const uint32_t epoch = w.max_loop_gap_epoch.load(std::memory_order_relaxed);
-        const uint64_t kept = epoch != gap_epoch ? 0 : w.max_loop_gap.load(std::memory_order_relaxed);
-        w.max_loop_gap.store(kept > gap_max ? kept : gap_max, std::memory_order_relaxed);
+        const uint32_t epoch = w.max_loop_gap_epoch.get();
+        const uint64_t kept = epoch != gap_epoch ? 0 : w.max_loop_gap.get();
+        w.max_loop_gap.set(kept > gap_max ? kept : gap_max);
         gap_epoch = epoch;
         folded = now;
         loops = busy_loops = busy_cycles = gap_max = 0;

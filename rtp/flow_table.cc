@@ -25,13 +25,13 @@ void* map_zeroed(std::size_t bytes)
 
 void flow_stats::reset() noexcept
 {
-    packets.store(0, std::memory_order_relaxed);
-    bytes.store(0, std::memory_order_relaxed);
-    last_ms.store(0, std::memory_order_relaxed);
-    lost.store(0, std::memory_order_relaxed);
-    jitter.store(0, std::memory_order_relaxed);
-    dropped.store(0, std::memory_order_relaxed);
-    payload_type.store(255, std::memory_order_relaxed);
+    packets.set(0);
+    bytes.set(0);
+    last_ms.set(0);
+    lost.set(0);
+    jitter.set(0);
+    dropped.set(0);
+    payload_type.set(255);
     cycles = base_seq = received = 0;
     last_transit = 0;
     max_seq = 0;
@@ -69,13 +69,13 @@ void rtp_account(flow_stats& s, uint16_t seq, uint32_t rtp_ts, uint32_t arrival)
     const uint32_t extended_max = s.cycles + s.max_seq;
     const int64_t expected = int64_t{extended_max} - s.base_seq + 1;
     const int64_t lost = expected - s.received;
-    s.lost.store(lost > 0 ? static_cast<uint32_t>(lost) : 0, std::memory_order_relaxed);
+    s.lost.set(lost > 0 ? static_cast<uint32_t>(lost) : 0);
     // A.8: J += (|D| - J) / 16, kept scaled by 16.
     int32_t d = transit - s.last_transit;
     s.last_transit = transit;
     if (d < 0) d = -d;
-    const uint32_t j = s.jitter.load(std::memory_order_relaxed);
-    s.jitter.store(j + static_cast<uint32_t>(d) - ((j + 8) >> 4), std::memory_order_relaxed);
+    const uint32_t j = s.jitter.get();
+    s.jitter.set(j + static_cast<uint32_t>(d) - ((j + 8) >> 4));
 }
 
 flow_table::flow_table(const flow_table_config& c)

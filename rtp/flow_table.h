@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/counter.h"
 #include "common/limits.h"
 
 namespace sbc::rtp {
@@ -91,15 +92,15 @@ constexpr uint64_t mac_known = uint64_t{1} << 63;
 /// receives the flow; readers (control core, views) load the atomics relaxed. The RFC 3550
 /// state (A.1 sequence tracking, A.8 jitter) is the writer's own and plain.
 struct alignas(64) flow_stats {
-    std::atomic<uint64_t> packets{0};
-    std::atomic<uint64_t> bytes{0};      ///< UDP payload bytes
-    std::atomic<uint64_t> last_ms{0};    ///< arrival of the last packet (worker clock, ms)
-    std::atomic<uint32_t> lost{0};       ///< expected - received (RFC 3550 A.3), 0 when negative
-    std::atomic<uint32_t> jitter{0};     ///< interarrival jitter, timestamp units << 4 (A.8)
-    std::atomic<uint32_t> dropped{0};    ///< refused by latching (wrong source)
+    sbc::single_writer<uint64_t> packets;
+    sbc::single_writer<uint64_t> bytes;      ///< UDP payload bytes
+    sbc::single_writer<uint64_t> last_ms;    ///< arrival of the last packet (worker clock, ms)
+    sbc::single_writer<uint32_t> lost;       ///< expected - received (RFC 3550 A.3), 0 when negative
+    sbc::single_writer<uint32_t> jitter;     ///< interarrival jitter, timestamp units << 4 (A.8)
+    sbc::single_writer<uint32_t> dropped;    ///< refused by latching (wrong source)
     /// RTP payload type of the flow's first RTP packet (255: none yet), for its call record.
     /// Written once by the receiving worker, when the RTP state starts.
-    std::atomic<uint8_t> payload_type{255};
+    sbc::single_writer<uint8_t> payload_type{255};
     // writer-only RTP state
     uint32_t cycles = 0;        ///< sequence number wraps << 16
     uint32_t base_seq = 0;

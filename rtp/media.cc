@@ -60,8 +60,8 @@ port_pool::port_pool(const flow_table& t, unsigned worker, uint32_t quarantine_m
 
 void port_pool::publish_counts() noexcept
 {
-    free_view_.store(total_free_, std::memory_order_relaxed);
-    q_view_.store(q_count_, std::memory_order_relaxed);
+    free_view_.set(total_free_);
+    q_view_.set(q_count_);
 }
 
 bool port_pool::take(unsigned addr, pair& out) noexcept
@@ -146,7 +146,7 @@ media_sessions::~media_sessions() = default;
 void media_sessions::count(media_counter c, uint64_t n) noexcept
 {
     auto& a = counters_[static_cast<std::size_t>(c)];
-    sw_add(a, n);
+    a.add(n);
 }
 
 uint32_t media_sessions::create(uint64_t call, uint64_t now_ms) noexcept
@@ -162,7 +162,7 @@ uint32_t media_sessions::create(uint64_t call, uint64_t now_ms) noexcept
     s.silent = false;
     s.started_ms.store(now_ms, std::memory_order_relaxed);
     s.call.store(call, std::memory_order_release);
-    sessions_active_.store(sessions_.size(), std::memory_order_relaxed);
+    sessions_active_.set(sessions_.size());
     count(media_counter::sessions_started);
     if (cfg_.inactivity_timeout_s != 0) {
         if (timers_.now() == 0) timers_.start(now_ms);
@@ -200,7 +200,7 @@ bool media_sessions::ensure_stream(uint32_t slot, unsigned m) noexcept
         const uint8_t n = s.n_streams.load(std::memory_order_relaxed);
         s.streams[n].store(id, std::memory_order_relaxed);
         s.n_streams.store(static_cast<uint8_t>(n + 1), std::memory_order_release);
-        sw_bump(streams_active_);
+        streams_active_.bump();
     }
     return true;
 }
@@ -284,12 +284,12 @@ void media_sessions::end(uint32_t slot, uint64_t now_ms) noexcept
             pool_.give_back({st.addr[side].load(std::memory_order_relaxed), st.port[side].load(std::memory_order_relaxed)},
                             now_ms);
     }
-    streams_active_.store(streams_active_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
+    streams_active_.set(streams_active_.get() - n);
     s.n_streams.store(0, std::memory_order_release);
     timers_.cancel(slot);
     s.call.store(0, std::memory_order_release);
     sessions_.erase(slot);
-    sessions_active_.store(sessions_.size(), std::memory_order_relaxed);
+    sessions_active_.set(sessions_.size());
     count(media_counter::sessions_ended);
 }
 
@@ -309,7 +309,7 @@ uint64_t media_sessions::last_media_ms(const session& s) const noexcept
             const uint8_t a = st.addr[side].load(std::memory_order_relaxed);
             const uint16_t p = st.port[side].load(std::memory_order_relaxed);
             for (uint16_t k = 0; k < 2; ++k)
-                last = std::max(last, table_.stats(a, static_cast<uint16_t>(p + k)).last_ms.load(std::memory_order_relaxed));
+                last = std::max(last, table_.stats(a, static_cast<uint16_t>(p + k)).last_ms.get());
         }
     }
     return last;
@@ -352,12 +352,12 @@ sbc::cdr_media media_sessions::rtp_figures(const media_stream& st, unsigned side
     const flow_stats& fs =
         table_.stats(st.addr[side].load(std::memory_order_relaxed), st.port[side].load(std::memory_order_relaxed));
     sbc::cdr_media m;
-    m.packets = fs.packets.load(std::memory_order_relaxed);
-    m.bytes = fs.bytes.load(std::memory_order_relaxed);
-    m.lost = fs.lost.load(std::memory_order_relaxed);
+    m.packets = fs.packets.get();
+    m.bytes = fs.bytes.get();
+    m.lost = fs.lost.get();
     // Timestamp units << 4 (RFC 3550 A.8) to microseconds.
-    m.jitter_us = static_cast<uint32_t>(uint64_t{fs.jitter.load(std::memory_order_relaxed)} * 1'000'000 / 16 / hz);
-    m.payload_type = fs.payload_type.load(std::memory_order_relaxed);
+    m.jitter_us = static_cast<uint32_t>(uint64_t{fs.jitter.get()} * 1'000'000 / 16 / hz);
+    m.payload_type = fs.payload_type.get();
     return m;
 }
 
@@ -375,12 +375,12 @@ void media_sessions::count_quality(const session& s) noexcept
             sum_us += m.jitter_us;
             std::size_t b = 0;
             while (b < jitter_bounds_ms.size() && m.jitter_us > jitter_bounds_ms[b] * 1000u) ++b;
-            sw_add(jitter_flows_[b], uint64_t{1});
+            jitter_flows_[b].bump();
         }
     }
     count(media_counter::ended_rtp_packets, packets);
     count(media_counter::ended_rtp_lost, lost);
-    sw_add(jitter_sum_us_, sum_us);
+    jitter_sum_us_.add(sum_us);
 }
 
 bool media_sessions::call_figures(uint64_t call, std::span<sbc::cdr_media, 2> out) noexcept
@@ -407,13 +407,13 @@ std::vector<call_media_view> media_sessions::calls() const
         if (far_ip(far) != 0) f.far = endpoint::udp4(far_ip(far), far_port(far));
         f.latched = (far & far_flag::latched) != 0;
         const flow_stats& fs = table_.stats(a, local_port);
-        f.packets = fs.packets.load(std::memory_order_relaxed);
-        f.bytes = fs.bytes.load(std::memory_order_relaxed);
-        f.lost = fs.lost.load(std::memory_order_relaxed);
-        f.dropped = fs.dropped.load(std::memory_order_relaxed);
+        f.packets = fs.packets.get();
+        f.bytes = fs.bytes.get();
+        f.lost = fs.lost.get();
+        f.dropped = fs.dropped.get();
         const uint32_t clock = st.clock_hz.load(std::memory_order_relaxed);
         const uint32_t hz = clock != 0 ? clock : 8000;
-        f.jitter_ms = static_cast<double>(fs.jitter.load(std::memory_order_relaxed)) / 16.0 * 1000.0 / hz;
+        f.jitter_ms = static_cast<double>(fs.jitter.get()) / 16.0 * 1000.0 / hz;
         return f;
     };
     // Every record, not the table's index: that is the worker's alone.
@@ -445,13 +445,13 @@ std::vector<call_media_view> media_sessions::calls() const
 media_summary media_sessions::summary() const noexcept
 {
     media_summary m;
-    for (std::size_t i = 0; i < media_counter_count; ++i) m.counters[i] = counters_[i].load(std::memory_order_relaxed);
-    m.sessions_active = sessions_active_.load(std::memory_order_relaxed);
-    m.streams_active = streams_active_.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < media_counter_count; ++i) m.counters[i] = counters_[i].get();
+    m.sessions_active = sessions_active_.get();
+    m.streams_active = streams_active_.get();
     m.ports_free = pool_.free_count();
     m.ports_quarantined = pool_.quarantined();
-    for (std::size_t i = 0; i < jitter_buckets; ++i) m.jitter_flows[i] = jitter_flows_[i].load(std::memory_order_relaxed);
-    m.jitter_sum_us = jitter_sum_us_.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < jitter_buckets; ++i) m.jitter_flows[i] = jitter_flows_[i].get();
+    m.jitter_sum_us = jitter_sum_us_.get();
     return m;
 }
 

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/counter.h"
 #include "common/counter_list.h"
 #include "common/limits.h"
 #include "common/address.h"
@@ -72,8 +73,8 @@ public:
     void reclaim(uint64_t now_ms) noexcept;
 
     /// Any thread: pairs free now, in quarantine, and in all.
-    [[nodiscard]] uint32_t free_count() const noexcept { return free_view_.load(std::memory_order_relaxed); }
-    [[nodiscard]] uint32_t quarantined() const noexcept { return q_view_.load(std::memory_order_relaxed); }
+    [[nodiscard]] uint32_t free_count() const noexcept { return free_view_.get(); }
+    [[nodiscard]] uint32_t quarantined() const noexcept { return q_view_.get(); }
     [[nodiscard]] uint32_t capacity() const noexcept { return per_address_ * n_addresses_; }
 
 private:
@@ -92,8 +93,8 @@ private:
     };
     std::unique_ptr<held[]> quarantine_;  ///< FIFO ring in release order
     uint32_t q_head_ = 0, q_count_ = 0;
-    std::atomic<uint32_t> free_view_{0};
-    std::atomic<uint32_t> q_view_{0};
+    sbc::single_writer<uint32_t> free_view_;
+    sbc::single_writer<uint32_t> q_view_;
 };
 
 /// Per-worker media counters (one writer: the worker; readers load relaxed).
@@ -202,11 +203,11 @@ private:
     port_pool pool_;
     slot_table<session> sessions_;  ///< by Call-ID hash; the views read the records' atomics
     timer_wheel timers_;  ///< per session: when to look at its media again
-    std::array<std::atomic<uint64_t>, media_counter_count> counters_{};
-    std::atomic<uint64_t> sessions_active_{0};
-    std::atomic<uint64_t> streams_active_{0};
-    std::array<std::atomic<uint64_t>, jitter_buckets> jitter_flows_{};
-    std::atomic<uint64_t> jitter_sum_us_{0};
+    std::array<sbc::single_writer<uint64_t>, media_counter_count> counters_{};
+    sbc::single_writer<uint64_t> sessions_active_;
+    sbc::single_writer<uint64_t> streams_active_;
+    std::array<sbc::single_writer<uint64_t>, jitter_buckets> jitter_flows_{};
+    sbc::single_writer<uint64_t> jitter_sum_us_;
 };
 
 /// Adds b into a.

@@ -107,13 +107,13 @@ struct egress_to {
                                            const uint8_t* payload, uint32_t len, bool rtcp, uint64_t now_tsc,
                                            uint64_t now_ms) noexcept
 {
-    sw_bump(fs.packets);
-    sw_add(fs.bytes, uint64_t{len});
-    fs.last_ms.store(now_ms, std::memory_order_relaxed);
+    fs.packets.bump();
+    fs.bytes.add(uint64_t{len});
+    fs.last_ms.set(now_ms);
     if (rtcp || (payload[0] >> 6) != 2) return;
     const uint16_t seq = static_cast<uint16_t>(payload[2] << 8 | payload[3]);
     const uint32_t ts = uint32_t{payload[4]} << 24 | uint32_t{payload[5]} << 16 | uint32_t{payload[6]} << 8 | payload[7];
-    if (!fs.started) fs.payload_type.store(payload[1] & 0x7f, std::memory_order_relaxed);  // the call record's codec
+    if (!fs.started) fs.payload_type.set(payload[1] & 0x7f);  // the call record's codec
     const auto clock_hz = static_cast<double>(st.clock_hz.load(std::memory_order_relaxed));
     const double units = static_cast<double>(now_tsc) * (clock_hz / static_cast<double>(env.tsc_hz));
     rtp_account(fs, seq, ts, static_cast<uint32_t>(static_cast<uint64_t>(units)));
@@ -228,7 +228,7 @@ struct egress_to {
     if (!latch(env, st, flags, side, k, rte_be_to_cpu_32(ip->src_addr), rte_be_to_cpu_16(udp->src_port),
                rte_pktmbuf_mtod(m, const rte_ether_hdr*), t)) {
         t.drop(relay_drop::source_mismatch);
-        sw_bump(fs.dropped);
+        fs.dropped.bump();
         return false;
     }
     account(env, st, fs, payload, len, rtcp, now_tsc, now_ms);
@@ -301,13 +301,13 @@ void relay_burst(const relay_env& env, const media_egress_table& egress, rte_mbu
         }
     }
     for (std::size_t r = 0; r < relay_drop_count; ++r)
-        if (t.drops[r] != 0) c.add(c.drops[r], t.drops[r]);
+        if (t.drops[r] != 0) c.drops[r].add(t.drops[r]);
     for (unsigned s = 0; s < 2; ++s) {
-        if (t.packets[s] != 0) c.add(c.packets[s], t.packets[s]);
-        if (t.bytes[s] != 0) c.add(c.bytes[s], t.bytes[s]);
+        if (t.packets[s] != 0) c.packets[s].add(t.packets[s]);
+        if (t.bytes[s] != 0) c.bytes[s].add(t.bytes[s]);
     }
-    if (t.rtcp != 0) c.add(c.rtcp_packets, t.rtcp);
-    if (t.latched != 0) c.add(c.latched, t.latched);
+    if (t.rtcp != 0) c.rtcp_packets.add(t.rtcp);
+    if (t.latched != 0) c.latched.add(t.latched);
 }
 
 }  // namespace sbc::rtp

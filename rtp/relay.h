@@ -15,6 +15,7 @@
 
 #include <rte_mbuf.h>
 
+#include "common/counter.h"
 #include "common/counter_list.h"
 #include "common/limits.h"
 #include "common/counter.h"
@@ -40,16 +41,11 @@ std::string_view relay_drop_help(relay_drop r) noexcept;
 /// What one worker's relay did, summed per burst. One writer (the worker); relaxed readers.
 struct alignas(64) relay_counters {
     /// [side]: packets and bytes (UDP payload) relayed from leg A (0) and from leg B (1).
-    std::array<std::atomic<uint64_t>, 2> packets{};
-    std::array<std::atomic<uint64_t>, 2> bytes{};
-    std::atomic<uint64_t> rtcp_packets{0};
-    std::array<std::atomic<uint64_t>, relay_drop_count> drops{};
-    std::atomic<uint64_t> latched{0};  ///< far ends learned from packets
-
-    void add(std::atomic<uint64_t>& a, uint64_t n) noexcept
-    {
-        sw_add(a, n);
-    }
+    std::array<sbc::single_writer<uint64_t>, 2> packets{};
+    std::array<sbc::single_writer<uint64_t>, 2> bytes{};
+    sbc::single_writer<uint64_t> rtcp_packets;
+    std::array<sbc::single_writer<uint64_t>, relay_drop_count> drops{};
+    sbc::single_writer<uint64_t> latched;  ///< far ends learned from packets
 };
 
 /// Resolves a next hop to a MAC for packets whose destination has not sent anything yet

@@ -52,7 +52,7 @@ bool call_core::admit(const msg_ctx& c) noexcept
         break;
     case admission_refusal::none: break;
     }
-    if (a.trunk < proxy_stats::max_counted) sw_bump(stats_->refused_by_trunk[a.trunk]);
+    if (a.trunk < proxy_stats::max_counted) stats_->refused_by_trunk[a.trunk].bump();
     const uint16_t code = t.admission.refuse_code;
     char phrase[64];
     respond(c, code, admission_reason(phrase, code, what),
@@ -72,7 +72,7 @@ uint32_t call_core::pick_peer(const call_env& e, uint32_t slot, uint16_t region,
                           s.canary_mask};
         const uint32_t p = select_peer(t, e.h, q, select_);
         for (uint32_t i = 0; i < std::min<uint32_t>(select_.n_full, select_.full.size()); ++i)
-            bump(stats_->full_skips_by_peer[select_.full[i]], +1);
+            stats_->full_skips_by_peer[select_.full[i]].bump();
         if (select_.n_full != 0) {
             saw_full = true;
             stats_->add(proxy_counter::admission_peer_skips, select_.n_full);
@@ -82,7 +82,7 @@ uint32_t call_core::pick_peer(const call_env& e, uint32_t slot, uint16_t region,
         if (adm_->take_peer(pe.id, pe.max_calls)) return p;
         // Another worker took its last call since selection: passed over like a full one.
         saw_full = true;
-        bump(stats_->full_skips_by_peer[pe.id], +1);
+        stats_->full_skips_by_peer[pe.id].bump();
         stats_->add(proxy_counter::admission_peer_skips);
         s.tried[s.n_tried++] = pe.id;
     }
@@ -92,7 +92,7 @@ uint32_t call_core::pick_peer(const call_env& e, uint32_t slot, uint16_t region,
 void call_core::peer_put(uint32_t& peer_id) noexcept
 {
     if (peer_id == no_peer) return;
-    bump(stats_->active_by_peer[peer_id], -1);
+    stats_->active_by_peer[peer_id].move(-1);
     adm_->give_peer(peer_id);
     peer_id = no_peer;
 }

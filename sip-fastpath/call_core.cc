@@ -125,7 +125,7 @@ void call_core::release(uint32_t slot) noexcept
     give_back_large(slot);
     s.state = setup_state::free;
     setups_->erase(slot);
-    stats_->setups_active.store(setups_->size(), std::memory_order_relaxed);
+    stats_->setups_active.set(setups_->size());
 }
 
 void call_core::arm(uint32_t slot) noexcept

@@ -14,7 +14,7 @@ void call_core::dialog_up(const msg_ctx& c, uint32_t slot) noexcept
 {
     call_setup& s = setups_->at(slot);
     const uint32_t peer_id = s.peer_id;
-    if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], -1);
+    if (peer_id != no_peer) stats_->active_by_peer[peer_id].move(-1);
     s.peer_id = no_peer;
     // The dialog takes over the peer's node-wide count (not given back and taken again:
     // another worker could fill the peer in between) and the trunk's and node's.
@@ -51,8 +51,8 @@ uint32_t call_core::dialog_started(uint64_t callid_hash, uint32_t peer_id, uint1
     de.trunk = trunk;
     de.admitted = admitted;
     stats_->add(proxy_counter::dialogs_created);
-    stats_->dialogs_active.store(dialogs_->table.size(), std::memory_order_relaxed);
-    if (peer_id != no_peer) bump(stats_->active_by_peer[peer_id], +1);
+    stats_->dialogs_active.set(dialogs_->table.size());
+    if (peer_id != no_peer) stats_->active_by_peer[peer_id].bump();
     return d;
 }
 
@@ -77,14 +77,14 @@ void call_core::dialog_end(uint64_t callid_hash, cdr_end why, uint64_t now) noex
     // Before the media goes: its figures are in the record.
     if ((de.stages & stage::cdr) != 0 && cdr_) cdr::dialog_end(*cdr_, d, why, now, timers_.now());
     if (de.peer_id != no_peer) {
-        bump(stats_->active_by_peer[de.peer_id], -1);
+        stats_->active_by_peer[de.peer_id].move(-1);
         adm_->give_peer(de.peer_id);
     }
     if (de.admitted) adm_->release_call(de.trunk);
     dialogs_->erase(d);
     media_end(callid_hash, at);
     stats_->add(proxy_counter::dialogs_ended);
-    stats_->dialogs_active.store(dialogs_->table.size(), std::memory_order_relaxed);
+    stats_->dialogs_active.set(dialogs_->table.size());
 }
 
 media_leg call_core::media_leg_of(uint32_t dialog, const endpoint& ep, const proxy_tables* t) const noexcept

@@ -292,7 +292,7 @@ bool call_core::fall_back(msg_ctx& c, uint32_t slot, uint16_t code) noexcept
     }
     cdr_final(slot, code, true);  // what the caller gets should the group run out
     stats_->add(proxy_counter::fallbacks);
-    if (s.route < proxy_stats::max_counted) sw_bump(stats_->fallbacks_by_route[s.route]);
+    if (s.route < proxy_stats::max_counted) stats_->fallbacks_by_route[s.route].bump();
     s.route = no_fallback;
     s.group = f.group;
     s.region_pos = 0;

@@ -173,9 +173,9 @@ int call_core::route_group(const msg_ctx& c, bool count, uint16_t* route_index) 
     }
     if (route < 0) route = t.default_route;
     if (count)
-        sw_bump(stats_->invites_by_route[route >= 0 && static_cast<std::size_t>(route) < proxy_stats::max_counted
+        (stats_->invites_by_route[route >= 0 && static_cast<std::size_t>(route) < proxy_stats::max_counted
                                              ? static_cast<std::size_t>(route)
-                                             : proxy_stats::max_counted]);
+                                             : proxy_stats::max_counted]).bump();
     if (route < 0 || static_cast<std::size_t>(route) >= t.routes.size() ||
         t.routes[static_cast<std::size_t>(route)].peer_group >= t.groups.size()) {
         stats_->add(proxy_counter::no_route);
@@ -250,7 +250,7 @@ void call_core::new_invite(msg_ctx& c) noexcept
     }
     c.m = rules::apply_in(*rules_, c);
     stats_->add(proxy_counter::invites);
-    if (c.in.trunk < proxy_stats::max_counted) sw_bump(stats_->invites_by_trunk[c.in.trunk]);
+    if (c.in.trunk < proxy_stats::max_counted) stats_->invites_by_trunk[c.in.trunk].bump();
     if (c.h.draining()) {
         // Draining for a rolling update: existing calls go on, new ones go elsewhere.
         stats_->add(proxy_counter::refused_draining);
@@ -267,7 +267,7 @@ void call_core::new_invite(msg_ctx& c) noexcept
     if (refuse_new_invite(c, route)) return;
     const message& m = *c.m;
     const uint32_t slot = setups_->insert(key);
-    stats_->setups_active.store(setups_->size(), std::memory_order_relaxed);
+    stats_->setups_active.set(setups_->size());
     call_setup& s = setups_->at(slot);
     const auto gen = static_cast<uint16_t>(s.gen + 1);
     s = call_setup{};
@@ -461,7 +461,7 @@ void call_core::next_attempt(const call_env& e, uint32_t slot, failure_cause why
     if (p == no_peer && saw_full) {
         // Every peer left was at its call limit: the admission answer, never a full peer.
         stats_->add(proxy_counter::admission_peers_full);
-        if (s.trunk < proxy_stats::max_counted) sw_bump(stats_->refused_by_trunk[s.trunk]);
+        if (s.trunk < proxy_stats::max_counted) stats_->refused_by_trunk[s.trunk].bump();
         const uint16_t code = s.cancelled ? 487 : t.admission.refuse_code;
         const bool retry_after = retry_after_allowed(code) && t.admission.retry_after_s != 0;
         respond_upstream(e, slot, code, retry_after, t.admission.retry_after_s,
@@ -486,7 +486,7 @@ void call_core::next_attempt(const call_env& e, uint32_t slot, failure_cause why
     s.th_hidden = (s.attempt_stages & stage::hide_callee) != 0;
     if ((s.stages & stage::cdr) != 0) cdr::attempt_sent(*cdr_, slot, pe.id, e.now);
     s.state = setup_state::calling;
-    bump(stats_->active_by_peer[pe.id], +1);  // pick_peer counted it node-wide
+    stats_->active_by_peer[pe.id].bump();  // pick_peer counted it node-wide
     s.rt_interval = timer_t1_ms;
     // Timer A only on UDP (RFC 3261 17.1.1.2): a stream delivers or loses the connection.
     // Timer B and the no-response failover run on every transport.
@@ -498,7 +498,7 @@ void call_core::next_attempt(const call_env& e, uint32_t slot, failure_cause why
     s.t_release = 0;
     // Refused before it left (too big): the caller has its answer, and the peer no attempt.
     if (!send_invite(e, slot) && s.state != setup_state::calling) return;
-    bump(stats_->attempts_by_peer[pe.id], +1);
+    stats_->attempts_by_peer[pe.id].bump();
     arm(slot);
 }
 
@@ -515,7 +515,7 @@ void call_core::failure(const call_env& e, uint32_t slot, failure_cause why, uin
     e.out.event(peer_event{peer_event_kind::failed, why, code, s.peer_id});
     const std::size_t cls =
         why == failure_cause::timeout ? 3 : why == failure_cause::icmp ? 4 : code >= 600 ? 2 : code >= 500 ? 1 : 0;
-    bump(stats_->failures_by_peer[s.peer_id][cls], +1);
+    stats_->failures_by_peer[s.peer_id][cls].bump();
 }
 
 }  // namespace sbc::sip

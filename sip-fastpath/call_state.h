@@ -42,12 +42,6 @@ inline endpoint leg_local(const endpoint& local, const endpoint& remote) noexcep
     return endpoint{local.addr, local.port, remote.proto, remote.conn};
 }
 
-/// Single-writer add to a gauge other threads read (relaxed: each value stands alone).
-inline void bump(std::atomic<uint32_t>& a, int d) noexcept
-{
-    sw_move(a, d);
-}
-
 /// setup::large when the setup keeps its INVITE in its own slot of the store.
 constexpr uint16_t no_large = 0xffff;
 

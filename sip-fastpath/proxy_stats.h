@@ -81,39 +81,39 @@ std::string_view proxy_counter_help(proxy_counter c) noexcept;
 
 
 struct proxy_stats {
-    std::array<std::atomic<uint64_t>, proxy_counter_count> c{};
-    std::atomic<uint64_t> setups_active{0};
-    std::atomic<uint64_t> dialogs_active{0};
+    std::array<single_writer<uint64_t>, proxy_counter_count> c{};
+    single_writer<uint64_t> setups_active;
+    single_writer<uint64_t> dialogs_active;
     /// Active calls per peer id (dialogs plus setups under way on it).
-    std::array<std::atomic<uint32_t>, max_peers> active_by_peer{};
+    std::array<single_writer<uint32_t>, max_peers> active_by_peer{};
     /// Final failures per peer id by class: [0] 4xx, [1] 5xx, [2] 6xx, [3] timeout, [4] ICMP.
-    std::array<std::array<std::atomic<uint32_t>, 5>, max_peers> failures_by_peer{};
-    std::array<std::atomic<uint32_t>, max_peers> attempts_by_peer{};
+    std::array<std::array<single_writer<uint32_t>, 5>, max_peers> failures_by_peer{};
+    std::array<single_writer<uint32_t>, max_peers> attempts_by_peer{};
     static constexpr std::size_t max_counted = sbc::max_counted;  ///< trunks and routes counted one by one
     /// New INVITEs by arrival trunk index, and by the route they took (the last slot: none).
-    std::array<std::atomic<uint64_t>, max_counted> invites_by_trunk{};
-    std::array<std::atomic<uint64_t>, max_counted + 1> invites_by_route{};
+    std::array<single_writer<uint64_t>, max_counted> invites_by_trunk{};
+    std::array<single_writer<uint64_t>, max_counted + 1> invites_by_route{};
     /// Calls moved to their route's fallback group, by route index (route_fallback.h).
-    std::array<std::atomic<uint64_t>, max_counted> fallbacks_by_route{};
+    std::array<single_writer<uint64_t>, max_counted> fallbacks_by_route{};
     /// New calls refused by admission, by arrival trunk index (any reason: trunk, rate, node, peers full).
-    std::array<std::atomic<uint64_t>, max_counted> refused_by_trunk{};
+    std::array<single_writer<uint64_t>, max_counted> refused_by_trunk{};
     /// Times each peer id was passed over by selection because it was at its max_calls.
-    std::array<std::atomic<uint32_t>, max_peers> full_skips_by_peer{};
+    std::array<single_writer<uint32_t>, max_peers> full_skips_by_peer{};
     /// Requests that matched a scanner signature, by [set * 3 + field]: set 0 the shipped list,
     /// 1 the operator's patterns; field 0 User-Agent, 1 From, 2 To (sip::scanner_field).
-    std::array<std::atomic<uint64_t>, 6> scanner_matches{};
+    std::array<single_writer<uint64_t>, 6> scanner_matches{};
     /// Header and number rules by rule index (sip::rule_tables, at most max_counted): times each
     /// applied (hits) and times it could not be (failures: match limit, result too long).
-    std::array<std::atomic<uint64_t>, max_counted> rule_hits{};
-    std::array<std::atomic<uint64_t>, max_counted> rule_failures{};
+    std::array<single_writer<uint64_t>, max_counted> rule_hits{};
+    std::array<single_writer<uint64_t>, max_counted> rule_failures{};
 
     void add(proxy_counter k, uint64_t n = 1) noexcept
     {
-        sw_add(c[static_cast<std::size_t>(k)], n);
+        c[static_cast<std::size_t>(k)].add(n);
     }
     [[nodiscard]] uint64_t get(proxy_counter k) const noexcept
     {
-        return sw_get(c[static_cast<std::size_t>(k)]);
+        return c[static_cast<std::size_t>(k)].get();
     }
 };
 

@@ -330,8 +330,8 @@ rule_outcome apply_rules(const rule_tables& rt, std::span<const rule_set> sets, 
             bool failed = false;
             const bool hit = r.kind == rule_kind::number ? run_number(s, r, work, rt.match_context, failed)
                                                          : run_header(s, r, failed);
-            if (hit && i < max_rules) sw_bump(counts.hits[i]);
-            if (failed && i < max_rules) sw_bump(counts.failures[i]);
+            if (hit && i < max_rules) counts.hits[i].bump();
+            if (failed && i < max_rules) counts.failures[i].bump();
         }
     }
     if (!s.changed) return rule_outcome::unchanged;

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/counter.h"
 #include "sip-fastpath/sip_message.h"
 
 struct pcre2_real_code_8;
@@ -149,8 +150,8 @@ struct rule_context {
 
 /// The per-rule counters apply_rules bumps (one writer: the worker), by rule index.
 struct rule_counts {
-    std::atomic<uint64_t>* hits = nullptr;      ///< max_rules entries
-    std::atomic<uint64_t>* failures = nullptr;  ///< max_rules entries
+    sbc::single_writer<uint64_t>* hits = nullptr;      ///< max_rules entries
+    sbc::single_writer<uint64_t>* failures = nullptr;  ///< max_rules entries
 };
 
 enum class rule_outcome : uint8_t {

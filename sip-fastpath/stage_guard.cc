@@ -20,7 +20,7 @@ scan screen(const msg_ctx& c) noexcept
     const scanner_matcher& sm = *c.t.scanner;
     const scanner_hit hit = sm.match(c.worker, *c.m);
     if (!hit.matched) return {};
-    sw_bump(c.stats.scanner_matches[(hit.builtin ? 0 : scanner_field_count) + static_cast<std::size_t>(hit.field)]);
+    c.stats.scanner_matches[(hit.builtin ? 0 : scanner_field_count) + static_cast<std::size_t>(hit.field)].bump();
     const scanner_policy& p = sm.policy();
     if (p.deny) c.out.fault = source_fault::scanner;
     // An ACK is never answered (RFC 3261 17.1.1.3); nor is anything under drop.
@@ -48,7 +48,7 @@ bool shed(guard_stage& s, const msg_ctx& c, uint8_t reduction, bool retransmissi
     if (c.m->req_method == method::invite) {
         // Offered, like a call refused while draining (sbc_sip_invites_total counts both).
         c.stats.add(proxy_counter::invites);
-        if (c.in.trunk < proxy_stats::max_counted) sw_bump(c.stats.invites_by_trunk[c.in.trunk]);
+        if (c.in.trunk < proxy_stats::max_counted) c.stats.invites_by_trunk[c.in.trunk].bump();
     }
     c.stats.add(proxy_counter::shed_overload);
     return true;

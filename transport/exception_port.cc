@@ -110,9 +110,9 @@ unsigned pump_to_kernel(exception_port& p, const dataplane::stream_rings& rings,
         const uint16_t sent = rte_eth_tx_burst(p.port_id, 0, pkts.data(), static_cast<uint16_t>(n));
         if (sent < n) {
             rte_pktmbuf_free_bulk(pkts.data() + sent, n - sent);
-            sw_add(c.tx_failed, static_cast<uint64_t>(n - sent));
+            c.tx_failed.add(static_cast<uint64_t>(n - sent));
         }
-        sw_add(c.to_kernel, static_cast<uint64_t>(sent));
+        c.to_kernel.add(static_cast<uint64_t>(sent));
         total += n;
     }
     return total;
@@ -131,7 +131,7 @@ unsigned pump_from_kernel(exception_port& p, const dataplane::stream_rings& ring
         if (rte_pktmbuf_data_len(m) < sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr) ||
             eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
             rte_pktmbuf_free(m);
-            sw_bump(c.not_ipv4);
+            c.not_ipv4.bump();
             continue;
         }
         const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, sizeof(rte_ether_hdr));
@@ -140,7 +140,7 @@ unsigned pump_from_kernel(exception_port& p, const dataplane::stream_rings& ring
         const dataplane::next_hop nh = dataplane::route_packet(snap.interfaces, src, dst);
         if (!nh.found()) {
             rte_pktmbuf_free(m);
-            sw_bump(c.no_route);
+            c.no_route.bump();
             continue;
         }
         const auto mac = rings.neighbours->lookup(nh.hop);
@@ -152,14 +152,14 @@ unsigned pump_from_kernel(exception_port& p, const dataplane::stream_rings& ring
             e.ip = nh.hop;
             rte_ring_mp_enqueue_elem(rings.events, &e, sizeof(e));
             rte_pktmbuf_free(m);
-            sw_bump(c.no_neighbour);
+            c.no_neighbour.bump();
             continue;
         }
         const dataplane::interface_info& ifc = snap.interfaces[nh.iface];
         m->l2_len = sizeof(rte_ether_hdr);
         if (!packet::write_l2(m, ifc.vlan, ifc.mac.data(), mac->data())) {
             rte_pktmbuf_free(m);
-            sw_bump(c.tx_failed);
+            c.tx_failed.bump();
             continue;
         }
         m->port = ifc.port_id;
@@ -177,9 +177,9 @@ unsigned pump_from_kernel(exception_port& p, const dataplane::stream_rings& ring
         const unsigned put = rte_ring_sp_enqueue_burst(rings.workers[w].kernel_in, reinterpret_cast<void* const*>(mine.data()), k, nullptr);
         if (put < k) {
             rte_pktmbuf_free_bulk(mine.data() + put, k - put);
-            sw_add(c.ring_full, static_cast<uint64_t>(k - put));
+            c.ring_full.add(static_cast<uint64_t>(k - put));
         }
-        sw_add(c.from_kernel, static_cast<uint64_t>(put));
+        c.from_kernel.add(static_cast<uint64_t>(put));
     }
     return n;
 }

@@ -18,6 +18,7 @@
 #include <rte_mempool.h>
 
 #include "common/address.h"
+#include "common/counter.h"
 #include "dataplane/stream_ring.h"
 #include "transport/netns.h"
 
@@ -37,16 +38,16 @@ struct exception_port {
     bool started = false;
 };
 
-/// Counters of the pump, written by the stream thread (sw_add, common/counter.h), read by the
+/// Counters of the pump, written by the stream thread (single_writer, common/counter.h), read by the
 /// control core (relaxed).
 struct pump_counters {
-    std::atomic<uint64_t> to_kernel{0};        ///< frames written to the kernel
-    std::atomic<uint64_t> from_kernel{0};      ///< frames the kernel sent, passed to a worker
-    std::atomic<uint64_t> no_route{0};         ///< kernel frames for no interface's reach
-    std::atomic<uint64_t> no_neighbour{0};     ///< kernel frames for a next hop without MAC (ARP asked)
-    std::atomic<uint64_t> not_ipv4{0};         ///< kernel frames other than IPv4 (dropped)
-    std::atomic<uint64_t> ring_full{0};        ///< kernel frames lost on a full worker ring
-    std::atomic<uint64_t> tx_failed{0};        ///< frames the exception port did not take
+    sbc::single_writer<uint64_t> to_kernel;        ///< frames written to the kernel
+    sbc::single_writer<uint64_t> from_kernel;      ///< frames the kernel sent, passed to a worker
+    sbc::single_writer<uint64_t> no_route;         ///< kernel frames for no interface's reach
+    sbc::single_writer<uint64_t> no_neighbour;     ///< kernel frames for a next hop without MAC (ARP asked)
+    sbc::single_writer<uint64_t> not_ipv4;         ///< kernel frames other than IPv4 (dropped)
+    sbc::single_writer<uint64_t> ring_full;        ///< kernel frames lost on a full worker ring
+    sbc::single_writer<uint64_t> tx_failed;        ///< frames the exception port did not take
 };
 
 /// Creates the kernel interface `ifname` inside `ns` (the PMD is probed from within it, so that

@@ -182,12 +182,12 @@ void stream_thread::impl::accept_on(const dataplane::snapshot& snap, listener& l
         conn* c = refuse ? nullptr : conns_.open();
         if (c == nullptr) {
             close(fd);
-            sw_bump(stats_.refused);
-            sw_bump(stats_.closed[static_cast<std::size_t>(conn_reason::limit)]);
+            stats_.refused.bump();
+            stats_.closed[static_cast<std::size_t>(conn_reason::limit)].bump();
             continue;
         }
         ++conns_by_source_[key];
-        sw_bump(stats_.accepted);
+        stats_.accepted.bump();
         const int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         mark_sip(fd, l.local.addr);  // inherited from the listener; set again should it have changed since
@@ -224,7 +224,7 @@ conn* stream_thread::impl::connect_to(const endpoint& remote, const endpoint& lo
     if (!remote.addr.is_v4()) return nullptr;
     conn* c = conns_.open();
     if (c == nullptr) return nullptr;
-    sw_bump(stats_.connects);
+    stats_.connects.bump();
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     c->fd = fd;
     c->outbound = true;
@@ -291,12 +291,12 @@ void stream_thread::impl::handshake(conn& c)
         if (!c.outbound && !c.tls->client_name.empty() && !client_name_ok(c.ssl, c.tls->client_name)) {
             // A refused client name is a failed handshake to the operator, as a server name
             // that OpenSSL refuses is (relaxed: a statistic, read on its own).
-            sw_bump(stats_.handshakes_failed[static_cast<std::size_t>(conn_reason::tls_name_mismatch)]);
+            stats_.handshakes_failed[static_cast<std::size_t>(conn_reason::tls_name_mismatch)].bump();
             close_conn(c, conn_reason::tls_name_mismatch, "client certificate lacks " + c.tls->client_name);
             return;
         }
         c.session = session_info(c.ssl);
-        sw_bump(stats_.handshakes_ok);
+        stats_.handshakes_ok.bump();
         const uint32_t id = c.id;
         established(c);
         // Read ahead: what the peer sent right behind its last handshake message may already
@@ -316,7 +316,7 @@ void stream_thread::impl::handshake(conn& c)
     }
     std::string detail;
     const conn_reason why = handshake_failure(c.ssl, ret, detail);
-    sw_bump(stats_.handshakes_failed[static_cast<std::size_t>(why)]);
+    stats_.handshakes_failed[static_cast<std::size_t>(why)].bump();
     close_conn(c, why, detail);
 }
 
@@ -409,7 +409,7 @@ void stream_thread::impl::read_from(conn& c)
         c.framer->commit(static_cast<std::size_t>(n));
         if (!c.confirmed) confirm(c);
         c.bytes_in += static_cast<uint64_t>(n);
-        sw_add(stats_.bytes_in, static_cast<uint64_t>(n));
+        stats_.bytes_in.add(static_cast<uint64_t>(n));
         c.last_rx_ms = now_ms_;
         for (;;) {
             const frame f = c.framer->next();
@@ -418,7 +418,7 @@ void stream_thread::impl::read_from(conn& c)
                 deliver(c, f.message);
             } else if (f.kind == frame_kind::ping) {
                 send_bytes(c, "\r\n");
-                sw_bump(stats_.pings_answered);
+                stats_.pings_answered.bump();
             } else if (f.kind == frame_kind::pong) {
                 c.ping_outstanding = false;
             } else {
@@ -466,7 +466,7 @@ void stream_thread::impl::deliver(conn& c, std::string_view msg)
     char* data = m != nullptr ? rte_pktmbuf_append(m, static_cast<uint16_t>(msg.size())) : nullptr;
     if (data == nullptr) {
         if (m != nullptr) rte_pktmbuf_free(m);
-        sw_bump(stats_.no_buffer);
+        stats_.no_buffer.bump();
         return;
     }
     std::memcpy(data, msg.data(), msg.size());
@@ -493,7 +493,7 @@ void stream_thread::impl::deliver(conn& c, std::string_view msg)
         }
     }
     ++c.msgs_in;
-    sw_bump(direct ? stats_.to_owner : stats_.by_connection);
+    (direct ? stats_.to_owner : stats_.by_connection).bump();
     stage(to, m, true);
 }
 
@@ -514,10 +514,10 @@ void stream_thread::impl::hand_staged(std::size_t worker)
     const unsigned k = rte_ring_sp_enqueue_burst(o_.rings.workers[worker].stream_in,
                                                  reinterpret_cast<void* const*>(st.pkts.data()), st.n, nullptr);
     const uint32_t taken = k >= 32 ? ~0u : (1u << k) - 1;
-    sw_add(stats_.msgs_in, static_cast<uint64_t>(std::popcount(st.messages & taken)));
+    stats_.msgs_in.add(static_cast<uint64_t>(std::popcount(st.messages & taken)));
     if (k < st.n) {
         // A lost message is counted; a lost connection's notice only goes with it (as before).
-        sw_add(stats_.worker_ring_full, static_cast<uint64_t>(std::popcount(st.messages & ~taken)));
+        stats_.worker_ring_full.add(static_cast<uint64_t>(std::popcount(st.messages & ~taken)));
         rte_pktmbuf_free_bulk(st.pkts.data() + k, st.n - k);
     }
     st.n = 0;
@@ -550,7 +550,7 @@ void stream_thread::impl::mark_dirty(conn& c)
 bool stream_thread::impl::over_limit(conn& c, std::size_t more)
 {
     if (c.out.size() + c.early.size() + more <= max_unsent) return false;
-    sw_bump(stats_.output_overflow);
+    stats_.output_overflow.bump();
     close_conn(c, conn_reason::limit, "unsent output over 1 MiB");
     return true;
 }
@@ -572,7 +572,7 @@ bool stream_thread::impl::tls_write(conn& c, std::string_view bytes)
         return false;
     }
     c.bytes_out += bytes.size();
-    sw_add(stats_.bytes_out, static_cast<uint64_t>(bytes.size()));
+    stats_.bytes_out.add(static_cast<uint64_t>(bytes.size()));
     return true;
 }
 
@@ -658,7 +658,7 @@ bool stream_thread::impl::flush_pending(conn& c)
         }
         std::size_t sent = n > 0 ? static_cast<std::size_t>(n) : 0;
         c.bytes_out += sent;
-        sw_add(stats_.bytes_out, static_cast<uint64_t>(sent));
+        stats_.bytes_out.add(static_cast<uint64_t>(sent));
         // The whole mbufs written go; the rest, from the first byte not written, waits in `out`.
         std::size_t i = 0;
         for (; i < k && sent >= iov[i].iov_len; ++i) {
@@ -701,7 +701,7 @@ void stream_thread::impl::flush(conn& c)
     }
     if (c.ssl == nullptr) {
         c.bytes_out += done;
-        sw_add(stats_.bytes_out, static_cast<uint64_t>(done));
+        stats_.bytes_out.add(static_cast<uint64_t>(done));
     }
     c.out.erase(0, done);
     if (c.out.empty() && c.out.capacity() > 4096) c.out.shrink_to_fit();  // idle connections stay small
@@ -770,13 +770,13 @@ void stream_thread::impl::send_message(const dataplane::snapshot&, rte_mbuf* m)
     const std::string_view msg{rte_pktmbuf_mtod(m, const char*), rte_pktmbuf_data_len(m)};
     conn* c = connection_for(h);
     if (c == nullptr) {
-        sw_bump(stats_.no_connection);
+        stats_.no_connection.bump();
         rte_pktmbuf_free(m);
         return;
     }
     if (c->outbound && h.from_control == 0) remember_invite(*c, msg, h.worker);
     ++c->msgs_out;
-    sw_bump(stats_.msgs_out);
+    stats_.msgs_out.bump();
     send_mbuf(*c, m);
 }
 
@@ -784,7 +784,7 @@ void stream_thread::impl::send_message(const dataplane::snapshot&, rte_mbuf* m)
 
 void stream_thread::impl::close_conn(conn& c, conn_reason why, const std::string& detail)
 {
-    sw_bump(stats_.closed[static_cast<std::size_t>(why)]);
+    stats_.closed[static_cast<std::size_t>(why)].bump();
     if (!c.outbound && c.state != conn_state::free) {
         const uint64_t key = c.remote.addr.hash();
         if (auto it = conns_by_source_.find(key); it != conns_by_source_.end() && --it->second == 0)

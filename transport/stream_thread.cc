@@ -340,7 +340,7 @@ void stream_thread::impl::publish_report(const dataplane::snapshot&)
         cr.bytes_out = c.bytes_out;
         r->conns.push_back(std::move(cr));
     }
-    for (std::size_t i = 0; i < by_state.size(); ++i) stats_.open_by_state[i].store(by_state[i], std::memory_order_relaxed);
+    for (std::size_t i = 0; i < by_state.size(); ++i) stats_.open_by_state[i].set(by_state[i]);
     for (const auto& [id, e] : peers_) {
         peer_conn_report p;
         p.peer_id = id;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/address.h"
+#include "common/counter.h"
 #include "dataplane/stream_ring.h"
 #include "transport/exception_port.h"
 #include "transport/netns.h"
@@ -81,15 +82,15 @@ struct stream_report {
     X(no_connection, "SIP messages not sent: no connection to their destination") \
     X(output_overflow, "connections closed: too much unsent output")
 
-/// Counters: the stream thread writes (sw_add, common/counter.h: its one writer), anyone reads
+/// Counters: the stream thread writes (single_writer, common/counter.h: its one writer), anyone reads
 /// (relaxed; each stands alone).
 struct stream_stats {
-#define SBC_X(name, help) std::atomic<uint64_t> name{0};
+#define SBC_X(name, help) sbc::single_writer<uint64_t> name;
     SBC_STREAM_COUNTERS(SBC_X)
 #undef SBC_X
-    std::array<std::atomic<uint64_t>, conn_reason_count> closed{};             ///< connections ended, by reason
-    std::array<std::atomic<uint64_t>, conn_reason_count> handshakes_failed{};  ///< by reason
-    std::array<std::atomic<uint64_t>, 3> open_by_state{};  ///< connecting, handshaking, established (as shown)
+    std::array<sbc::single_writer<uint64_t>, conn_reason_count> closed{};             ///< connections ended, by reason
+    std::array<sbc::single_writer<uint64_t>, conn_reason_count> handshakes_failed{};  ///< by reason
+    std::array<sbc::single_writer<uint64_t>, 3> open_by_state{};  ///< connecting, handshaking, established (as shown)
     pump_counters pump;
 };
 

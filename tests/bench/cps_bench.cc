@@ -519,11 +519,11 @@ int main(int argc, char** argv)
         std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the last ACKs through
         for (int k = 0; k < 100; ++k) g.round(0, 0);
         const uint64_t rss1 = rss_bytes();
-        const uint64_t dialogs = ps.dialogs_active.load();
+        const uint64_t dialogs = ps.dialogs_active.get();
         bytes_per_call = static_cast<double>(rss1 - rss0) / static_cast<double>(hold_n);
         std::printf("memory: held=%lu dialogs_active=%lu setups_active=%lu rss_delta_bytes=%lu bytes_per_call=%.0f\n",
                     static_cast<unsigned long>(g.established), static_cast<unsigned long>(dialogs),
-                    static_cast<unsigned long>(ps.setups_active.load()), static_cast<unsigned long>(rss1 - rss0),
+                    static_cast<unsigned long>(ps.setups_active.get()), static_cast<unsigned long>(rss1 - rss0),
                     bytes_per_call);
         const double setup_b = static_cast<double>(sizeof(sip::call_setup) + sip::max_out_size + 4 + 4 + 24);
         const double dialog_b = static_cast<double>(sizeof(sip::dialog_entry) + 4 + 4 + 24);
@@ -541,7 +541,7 @@ int main(int argc, char** argv)
         const uint64_t d2 = rte_rdtsc() + hz * 30;
         while (g.in_flight != 0 && rte_rdtsc() < d2) g.round(0, 0);
         std::printf("memory: held calls ended: completed=%lu dialogs_active=%lu\n",
-                    static_cast<unsigned long>(g.completed), static_cast<unsigned long>(ps.dialogs_active.load()));
+                    static_cast<unsigned long>(g.completed), static_cast<unsigned long>(ps.dialogs_active.get()));
     }
 
     // Phase 2: throughput.
@@ -591,7 +591,7 @@ int main(int argc, char** argv)
                 static_cast<unsigned long>(ps.get(sip::proxy_counter::table_full)),
                 static_cast<unsigned long>(ps.get(sip::proxy_counter::stale_responses)),
                 static_cast<unsigned long>(ps.get(sip::proxy_counter::outbox_full)),
-                static_cast<unsigned long>(ps.setups_active.load()), static_cast<unsigned long>(ps.dialogs_active.load()),
+                static_cast<unsigned long>(ps.setups_active.get()), static_cast<unsigned long>(ps.dialogs_active.get()),
                 static_cast<unsigned long>(g.unexpected), static_cast<unsigned long>(g.no_mbuf));
     for (std::size_t r = 0; r < dp::drop_reason_count; ++r)
         if (d.drops[r] != 0)

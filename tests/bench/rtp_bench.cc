@@ -474,10 +474,10 @@ bool run_relay(bench& b, unsigned flows, bool pipeline, std::mt19937_64& rng)
 
     rtp::relay_counters own_counters;
     rtp::relay_counters& counters = pipeline ? b.w->media_counters : own_counters;
-    const uint64_t relayed0[2] = {counters.packets[0].load(), counters.packets[1].load()};
-    const uint64_t latched0 = counters.latched.load();
+    const uint64_t relayed0[2] = {counters.packets[0].get(), counters.packets[1].get()};
+    const uint64_t latched0 = counters.latched.get();
     uint64_t drops0 = 0;
-    for (const auto& d : counters.drops) drops0 += d.load();
+    for (const auto& d : counters.drops) drops0 += d.get();
     const auto worker0 = dp::snapshot_of(b.w->counters);
     uint64_t not_media = 0;
     run_result r;
@@ -486,7 +486,7 @@ bool run_relay(bench& b, unsigned flows, bool pipeline, std::mt19937_64& rng)
     const uint64_t rss1 = rss_bytes();
     // Relay drops, and in the pipeline whatever the stages before it dropped.
     uint64_t drops = not_media + dp::difference(worker0, dp::snapshot_of(b.w->counters)).drops_total();
-    for (const auto& d : counters.drops) drops += d.load();
+    for (const auto& d : counters.drops) drops += d.get();
     drops -= drops0;
     const unsigned left = drain_ring(b);
     std::printf("mode=%s flows=%u calls=%u addresses=%u setup_ms=%.0f mpps=%.3f wall_mpps=%.3f cpu_share=%.2f "
@@ -495,14 +495,14 @@ bool run_relay(bench& b, unsigned flows, bool pipeline, std::mt19937_64& rng)
                 pipeline ? "pipeline" : "relay", 2 * calls, calls, addresses, setup_ms, r.mpps, r.wall_mpps, r.cpu_share,
                 static_cast<double>(rss1 - rss0) / (2.0 * calls),
                 static_cast<double>(table->bytes_allocated()) / (2.0 * calls),
-                static_cast<unsigned long>(counters.packets[0].load() - relayed0[0]),
-                static_cast<unsigned long>(counters.packets[1].load() - relayed0[1]), static_cast<unsigned long>(drops),
-                static_cast<unsigned long>(counters.latched.load() - latched0), left);
+                static_cast<unsigned long>(counters.packets[0].get() - relayed0[0]),
+                static_cast<unsigned long>(counters.packets[1].get() - relayed0[1]), static_cast<unsigned long>(drops),
+                static_cast<unsigned long>(counters.latched.get() - latched0), left);
     for (std::size_t i = 0; i < rtp::relay_drop_count; ++i) {
-        if (counters.drops[i].load() != 0) {
+        if (counters.drops[i].get() != 0) {
             std::printf("  drop %.*s=%lu\n", static_cast<int>(rtp::relay_drop_name(static_cast<rtp::relay_drop>(i)).size()),
                         rtp::relay_drop_name(static_cast<rtp::relay_drop>(i)).data(),
-                        static_cast<unsigned long>(counters.drops[i].load()));
+                        static_cast<unsigned long>(counters.drops[i].get()));
         }
     }
     std::fflush(stdout);

@@ -111,7 +111,7 @@ protected:
         pa = s.media[0].port;
         return pb;
     }
-    uint64_t drops(rtp::relay_drop r) { return h_->worker(0).media_counters.drops[static_cast<std::size_t>(r)].load(); }
+    uint64_t drops(rtp::relay_drop r) { return h_->worker(0).media_counters.drops[static_cast<std::size_t>(r)].get(); }
 
     std::unique_ptr<harness> h_;
     uint16_t pa_ = 0, pb_ = 0;
@@ -227,9 +227,9 @@ TEST_F(media_relay, counts_packets_bytes_and_loss_per_direction)
     h_->poll();
     EXPECT_EQ(h_->take_sent().size(), 11u);
     const auto& rc = h_->worker(0).media_counters;
-    EXPECT_EQ(rc.packets[0].load(), 8u);
-    EXPECT_EQ(rc.packets[1].load(), 3u);
-    EXPECT_EQ(rc.bytes[0].load(), 8u * 172);
+    EXPECT_EQ(rc.packets[0].get(), 8u);
+    EXPECT_EQ(rc.packets[1].get(), 3u);
+    EXPECT_EQ(rc.bytes[0].get(), 8u * 172);
     const auto calls = h_->worker(0).media->calls();
     ASSERT_EQ(calls.size(), 1u);
     ASSERT_EQ(calls[0].streams.size(), 1u);

@@ -303,7 +303,7 @@ TEST_F(sip_path, invite_gets_100_and_goes_to_a_peer_503_fails_over_and_200_reach
     EXPECT_EQ(stat(h, sip::proxy_counter::invites), 1u);
     EXPECT_EQ(stat(h, sip::proxy_counter::retries_code), 1u);
     EXPECT_EQ(stat(h, sip::proxy_counter::calls_answered), 1u);
-    EXPECT_EQ(h.worker().proxy->stats().dialogs_active.load(), 1u);
+    EXPECT_EQ(h.worker().proxy->stats().dialogs_active.get(), 1u);
     const auto c = h.counters();
     EXPECT_EQ(c.stage_packets[static_cast<std::size_t>(dp::stage::sip)], 3u);
     EXPECT_EQ(c.drops_total(), 0u);
@@ -658,7 +658,7 @@ TEST_F(sip_path, an_invite_whose_next_hop_never_resolves_is_answered_503_before_
     EXPECT_EQ(stat(h, sip::proxy_counter::retries_timeout), 0u);
     EXPECT_FALSE(blames_a_peer(h.take_events())) << "a next hop that never resolves is not the peer's fault";
     for (uint32_t p = 0; p < 2; ++p)
-        for (const auto& n : h.worker().proxy->stats().failures_by_peer[p]) EXPECT_EQ(n.load(), 0u);
+        for (const auto& n : h.worker().proxy->stats().failures_by_peer[p]) EXPECT_EQ(n.get(), 0u);
     EXPECT_EQ(h.mbufs_in_use(), 0u);
 }
 

@@ -123,11 +123,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size)
     // Let every timer run out: no setup may survive (a leak would fill the table). The
     // longest is Timer C, 180 s of ringing; on_tick advances the wheel at most 64 ms a call,
     // as a worker calling it every loop does.
-    for (int k = 0; k < 4000 && s.px->stats().setups_active.load() != 0; ++k) {
+    for (int k = 0; k < 4000 && s.px->stats().setups_active.get() != 0; ++k) {
         s.now += 50;
         s.px->on_tick(*s.t, *s.h, s.now, *s.out);
         drain(s);
     }
-    if (s.px->stats().setups_active.load() != 0) std::abort();
+    if (s.px->stats().setups_active.get() != 0) std::abort();
     return 0;
 }

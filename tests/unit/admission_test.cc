@@ -214,7 +214,7 @@ TEST(admission, a_trunk_limit_of_two_is_two_for_the_node_not_per_worker)
         EXPECT_NE(out[0]->text.find("\r\nRetry-After: 5\r\n"), std::string::npos) << out[0]->text;
     }
     EXPECT_EQ(n.counter(proxy_counter::admission_trunk_calls), 2u);
-    EXPECT_EQ(n.px0.stats().refused_by_trunk[0].load() + n.px1.stats().refused_by_trunk[0].load(), 2u);
+    EXPECT_EQ(n.px0.stats().refused_by_trunk[0].get() + n.px1.stats().refused_by_trunk[0].get(), 2u);
     hang_up(n, 0, "c1", p1, true);
     EXPECT_EQ(n.adm->trunk_calls(0), 1u);
     EXPECT_NE(attempt(n.deliver(1, invite("c4"), caller)), nullptr) << "a call ended: a new one is taken";
@@ -357,7 +357,7 @@ TEST(admission, a_full_peer_is_passed_over_and_when_all_are_full_the_caller_gets
     EXPECT_EQ(n.adm->calls(), 3u) << "the refused call gave its trunk and node counts back";
     uint64_t skips = 0;
     for (uint32_t id = 0; id < 3; ++id)
-        skips += n.px0.stats().full_skips_by_peer[id].load() + n.px1.stats().full_skips_by_peer[id].load();
+        skips += n.px0.stats().full_skips_by_peer[id].get() + n.px1.stats().full_skips_by_peer[id].get();
     EXPECT_EQ(skips, n.counter(proxy_counter::admission_peer_skips));
     hang_up(n, 0, "f0", peers[0], true);
     EXPECT_NE(attempt(n.deliver(1, invite("f4"), caller)), nullptr) << "room again on the peer whose call ended";

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <set>
 #include <string>
@@ -155,16 +156,25 @@ TEST(single_writer_counter, adds_and_reads_back_what_its_owner_added)
     EXPECT_EQ(c.get(), 6u);
 }
 
-TEST(single_writer_counter, moves_a_gauge_down_as_well_as_up)
+TEST(single_writer_counter, moves_a_gauge_down_as_well_as_up_and_sets_it)
 {
-    std::atomic<uint32_t> g{3};
-    sw_move(g, -2);
-    EXPECT_EQ(sw_get(g), 1u);
-    sw_move(g, 4);
-    EXPECT_EQ(sw_get(g), 5u);
-    sw_add(g, 10u);
-    sw_bump(g);
-    EXPECT_EQ(sw_get(g), 16u);
+    single_writer<uint32_t> g{3};
+    EXPECT_EQ(g.get(), 3u);
+    g.move(-2);
+    EXPECT_EQ(g.get(), 1u);
+    g.move(4);
+    EXPECT_EQ(g.get(), 5u);
+    g.add(10u);
+    g.bump();
+    EXPECT_EQ(g.get(), 16u);
+    g.set(7);
+    EXPECT_EQ(g.get(), 7u);
+}
+
+TEST(single_writer_counter, is_as_large_as_its_integer_so_arrays_keep_their_layout)
+{
+    EXPECT_EQ(sizeof(std::array<single_writer<uint64_t>, 4>), 4 * sizeof(uint64_t));
+    EXPECT_EQ(sizeof(std::array<single_writer<uint32_t>, 4>), 4 * sizeof(uint32_t));
 }
 
 TEST(single_writer_counter, loses_no_add_of_its_one_writer_while_others_read)

@@ -91,9 +91,9 @@ void reader_pass(flow_table& table, unsigned side, uint64_t now_ms, uint32_t& se
         }
         // The flow's counters and RFC 3550 state: this reader is their only writer.
         flow_stats& fs = table.stats(0, port);
-        fs.packets.store(fs.packets.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        fs.bytes.store(fs.bytes.load(std::memory_order_relaxed) + 160, std::memory_order_relaxed);
-        fs.last_ms.store(now_ms, std::memory_order_relaxed);
+        fs.packets.bump();
+        fs.bytes.add(160);
+        fs.last_ms.set(now_ms);
         const uint32_t hz = st.clock_hz.load(std::memory_order_relaxed);
         if (hz != 8000 && hz != 48000) ++r.bad_clock;
         ++seq;

@@ -137,7 +137,7 @@ TEST(media_sessions, a_call_whose_media_stops_is_reported_after_the_timeout_unti
     const flow_ref r = f.table.lookup(0, 20000);  // the first pair taken: facing A
     ASSERT_TRUE(r.found());
     const media_stream& st = f.table.stream(r.stream);
-    f.table.stats(st.addr[0], st.port[0]).last_ms.store(2500);
+    f.table.stats(st.addr[0], st.port[0]).last_ms.set(2500);
     for (uint64_t t = 2999; t < 4499; t += 50) n += f.m.silent_calls(t, calls);
     EXPECT_EQ(n, 0u);
     for (uint64_t t = 4499; t < 4700 && n == 0; t += 10) n += f.m.silent_calls(t, calls);
@@ -163,13 +163,13 @@ TEST(media_sessions, an_ended_call_adds_its_packets_loss_and_jitter_to_the_node_
     const media_stream& st = f.table.stream(r.stream);
     // From A: 500 packets, 5 lost, 3 ms of jitter (24 units of 8 kHz, << 4 as RFC 3550 A.8 keeps it).
     flow_stats& a = f.table.stats(st.addr[0], st.port[0]);
-    a.packets.store(500);
-    a.lost.store(5);
-    a.jitter.store(24 << 4);
+    a.packets.set(500);
+    a.lost.set(5);
+    a.jitter.set(24 << 4);
     // From B: 400 packets, none lost, 0.5 ms.
     flow_stats& b = f.table.stats(st.addr[1], st.port[1]);
-    b.packets.store(400);
-    b.jitter.store(4 << 4);
+    b.packets.set(400);
+    b.jitter.set(4 << 4);
     // A call with no packets at all adds nothing to the histogram.
     f.pass(6, sip::media_leg::b, sdp_body("198.18.0.11", 4000), 1000);
     f.m.call_ended(6, 1500);
@@ -196,20 +196,20 @@ TEST(rtp_stats, counts_sequence_gaps_as_loss_across_a_wrap)
         rtp_account(s, static_cast<uint16_t>(seq), ts, ts + 1000);
         ts += 160;
     }
-    EXPECT_EQ(s.lost.load(), 3u);
+    EXPECT_EQ(s.lost.get(), 3u);
 }
 
 TEST(rtp_stats, jitter_follows_rfc3550_for_regular_and_irregular_arrivals)
 {
     flow_stats even;
     for (uint32_t i = 0; i < 50; ++i) rtp_account(even, static_cast<uint16_t>(i), i * 160, 5000 + i * 160);
-    EXPECT_EQ(even.jitter.load(), 0u);
+    EXPECT_EQ(even.jitter.get(), 0u);
     // Every packet 80 units late or early in turn: |D| = 80 each time after the first, and
     // J converges to 80 (J += (|D| - J) / 16).
     flow_stats alt;
     for (uint32_t i = 0; i < 400; ++i)
         rtp_account(alt, static_cast<uint16_t>(i), i * 160, 5000 + i * 160 + (i % 2 ? 40 : -40));
-    EXPECT_NEAR(alt.jitter.load() / 16.0, 80.0, 1.0);
+    EXPECT_NEAR(alt.jitter.get() / 16.0, 80.0, 1.0);
 }
 
 }  // namespace

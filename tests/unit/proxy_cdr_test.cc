@@ -592,15 +592,15 @@ TEST(media_call_figures, gives_each_directions_rtp_packets_loss_jitter_and_paylo
     // from B: counts, the first packet's payload type, RFC 3550 sequence and jitter state.
     flow_stats& from_a = table.stats(0, to_a.media[0].port);
     flow_stats& from_b = table.stats(0, to_b.media[0].port);
-    from_a.payload_type.store(8);
+    from_a.payload_type.set(8);
     for (uint32_t i = 0; i < 100; ++i) {
         if (i == 40) continue;  // one lost
-        from_a.packets.fetch_add(1);
-        from_a.bytes.fetch_add(172);
+        from_a.packets.add(1);
+        from_a.bytes.add(172);
         rtp_account(from_a, static_cast<uint16_t>(i), i * 160, 5000 + i * 160 + (i % 2 ? 40 : 0));
     }
-    from_b.payload_type.store(0);
-    from_b.packets.store(7);
+    from_b.payload_type.set(0);
+    from_b.packets.set(7);
     ASSERT_TRUE(m.call_figures(42, fig));
     EXPECT_EQ(fig[0].packets, 99u);
     EXPECT_EQ(fig[0].bytes, 99u * 172);
@@ -608,7 +608,7 @@ TEST(media_call_figures, gives_each_directions_rtp_packets_loss_jitter_and_paylo
     EXPECT_EQ(fig[0].payload_type, 8);
     // 40 units of alternating transit at 8 kHz settle near 40 units (5 ms); the figure is the
     // relay's jitter word turned into microseconds at the stream's clock.
-    const uint64_t want_us = uint64_t{from_a.jitter.load()} * 1'000'000 / 16 / 8000;
+    const uint64_t want_us = uint64_t{from_a.jitter.get()} * 1'000'000 / 16 / 8000;
     EXPECT_EQ(fig[0].jitter_us, want_us);
     EXPECT_GT(fig[0].jitter_us, 1000u);
     EXPECT_EQ(fig[1].packets, 7u);

@@ -167,7 +167,7 @@ TEST(proxy_fallback, a_500_from_the_primary_group_sends_the_invite_to_the_fallba
     EXPECT_EQ(moved->m->call_id(), "f1") << "the stored INVITE, re-sent";
     EXPECT_NE(moved->text.find("branch=z9hG4bK-f1"), std::string::npos) << "with the caller's Via";
     EXPECT_EQ(hx.count(proxy_counter::fallbacks), 1u);
-    EXPECT_EQ(hx.px.stats().fallbacks_by_route[0].load(), 1u) << "counted for its route";
+    EXPECT_EQ(hx.px.stats().fallbacks_by_route[0].get(), 1u) << "counted for its route";
     EXPECT_EQ(hx.count(proxy_counter::retries_code), 0u) << "a fallback, not a retry";
 
     auto& ok = hx.deliver(reply(*moved, 200, "OK"), moved->dst);

@@ -140,7 +140,7 @@ TEST(proxy_scanner, a_scanners_options_gets_no_answer_and_its_source_is_reported
     EXPECT_EQ(hx.count(proxy_counter::options_answered), 0u);
     ASSERT_TRUE(hx.denied);
     EXPECT_EQ(*hx.denied, caller.addr);
-    EXPECT_EQ(hx.px.stats().scanner_matches[0].load(), 1u) << "shipped list, User-Agent";
+    EXPECT_EQ(hx.px.stats().scanner_matches[0].get(), 1u) << "shipped list, User-Agent";
 }
 
 TEST(proxy_scanner, a_scanners_invite_never_reaches_a_peer)
@@ -149,7 +149,7 @@ TEST(proxy_scanner, a_scanners_invite_never_reaches_a_peer)
     auto out = hx.deliver(request("INVITE", "sv1", "friendly-scanner"), caller);
     EXPECT_TRUE(out.empty());
     EXPECT_EQ(hx.count(proxy_counter::invites), 0u);
-    EXPECT_EQ(hx.px.stats().setups_active.load(), 0u);
+    EXPECT_EQ(hx.px.stats().setups_active.get(), 0u);
 }
 
 TEST(proxy_scanner, respond_mode_answers_the_configured_code_and_deny_false_reports_nobody)

@@ -169,7 +169,7 @@ TEST(proxy_in_dialog, a_bye_toward_a_host_outside_the_dialog_is_answered_403_and
     EXPECT_EQ(b[0]->dst, caller);
     EXPECT_EQ(b[0]->text.rfind("SIP/2.0 403", 0), 0u) << b[0]->text;
     EXPECT_EQ(hx.stat(proxy_counter::in_dialog_refused), 1u);
-    EXPECT_EQ(hx.px.stats().dialogs_active.load(), 1u) << "a refused BYE ends nothing";
+    EXPECT_EQ(hx.px.stats().dialogs_active.get(), 1u) << "a refused BYE ends nothing";
 }
 
 TEST(proxy_in_dialog, an_ack_toward_a_host_outside_the_dialog_is_dropped_unanswered_and_counted)
@@ -255,7 +255,7 @@ TEST(proxy_in_dialog, a_call_the_dialog_table_could_not_hold_reaches_its_peer_an
     answered(hx, "held");
     answered(hx, "unheld", "Contact: <sip:bob@198.18.1.11:5060>\r\n");
     if (testing::Test::HasFatalFailure()) return;
-    EXPECT_EQ(hx.px.stats().dialogs_active.load(), 1u);
+    EXPECT_EQ(hx.px.stats().dialogs_active.get(), 1u);
     const batch away = hx.deliver(routed("BYE", "sip:bob@198.18.5.5:5080", "unheld", caller), caller);
     ASSERT_EQ(away.size(), 1u);
     EXPECT_EQ(away[0]->text.rfind("SIP/2.0 481", 0), 0u) << "no dialog names that host: " << away[0]->text;
@@ -277,7 +277,7 @@ TEST(proxy_in_dialog, the_answer_of_a_callee_contact_no_trunk_allows_is_relayed_
     EXPECT_EQ(ok[0]->dst, caller);
     EXPECT_EQ(ok[0]->text.rfind("SIP/2.0 200", 0), 0u) << ok[0]->text;
     EXPECT_EQ(hx.stat(proxy_counter::source_denied), 0u);
-    EXPECT_EQ(hx.px.stats().dialogs_active.load(), 0u) << "the BYE's 200 ends the dialog";
+    EXPECT_EQ(hx.px.stats().dialogs_active.get(), 0u) << "the BYE's 200 ends the dialog";
 }
 
 TEST(proxy_in_dialog, the_same_answer_from_a_random_host_is_still_denied)
@@ -290,7 +290,7 @@ TEST(proxy_in_dialog, the_same_answer_from_a_random_host_is_still_denied)
     ASSERT_NE(bye, nullptr);
     EXPECT_TRUE(hx.deliver(reply(*bye, 200, "OK"), stranger).empty());
     EXPECT_EQ(hx.stat(proxy_counter::source_denied), 1u);
-    EXPECT_EQ(hx.px.stats().dialogs_active.load(), 1u);
+    EXPECT_EQ(hx.px.stats().dialogs_active.get(), 1u);
 }
 
 TEST(proxy_in_dialog, a_party_cannot_have_its_answer_reflected_to_a_random_host)

@@ -77,7 +77,7 @@ struct harness {
         return r;
     }
     [[nodiscard]] uint64_t stat(proxy_counter c) const { return px.stats().get(c); }
-    [[nodiscard]] uint64_t dialogs() const { return px.stats().dialogs_active.load(); }
+    [[nodiscard]] uint64_t dialogs() const { return px.stats().dialogs_active.get(); }
 };
 
 const sent* find_to(const batch& v, endpoint dst, std::string_view start)

@@ -217,7 +217,7 @@ TEST(proxy_media, a_silent_call_is_ended_with_a_bye_to_each_side)
     EXPECT_NE(to_a->text.find("From: <sip:bob@198.18.0.1>;tag=b1\r\n"), std::string::npos) << to_a->text;
     EXPECT_NE(to_a->text.find("Call-ID: m5\r\n"), std::string::npos);
     EXPECT_EQ(f.media.summary().sessions_active, 0u);
-    EXPECT_EQ(f.px.stats().dialogs_active.load(), 0u);
+    EXPECT_EQ(f.px.stats().dialogs_active.get(), 0u);
     sip::message m;
     EXPECT_EQ(sip::parse(to_a->text, m), sip::error::none);
 }

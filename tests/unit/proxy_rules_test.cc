@@ -110,8 +110,8 @@ TEST(proxy_rules, inbound_rules_normalise_the_number_before_the_route_matches_it
     EXPECT_NE(inv->find("To: <sip:+442071234567@198.18.0.1>"), std::string::npos);
     EXPECT_EQ(inv->find("X-Internal"), std::string::npos) << "the region's outbound removal";
     EXPECT_NE(inv->find("X-Peer: p"), std::string::npos) << "the trunk's outbound addition";
-    EXPECT_EQ(hx.px.stats().rule_hits[0].load(), 1u);
-    EXPECT_EQ(hx.px.stats().rule_hits[3].load(), 1u);
+    EXPECT_EQ(hx.px.stats().rule_hits[0].get(), 1u);
+    EXPECT_EQ(hx.px.stats().rule_hits[3].get(), 1u);
     EXPECT_EQ(hx.px.stats().get(proxy_counter::rules_rewritten), 2u) << "once in, once out";
 }
 
@@ -120,7 +120,7 @@ TEST(proxy_rules, a_number_the_rules_do_not_match_is_routed_as_it_came)
     harness hx;
     const auto sent = hx.deliver(request("INVITE", "alice", "z9hG4bK-n2"), caller);
     ASSERT_NE(hx.find(sent, "SIP/2.0 404"), nullptr);
-    EXPECT_EQ(hx.px.stats().rule_hits[0].load(), 0u);
+    EXPECT_EQ(hx.px.stats().rule_hits[0].get(), 0u);
 }
 
 TEST(proxy_rules, a_retry_carries_the_inbound_rewrite_and_names_its_own_peer)

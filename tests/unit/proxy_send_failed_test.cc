@@ -99,13 +99,13 @@ struct harness {
     {
         uint64_t n = 0;
         for (const auto& by_class : px.stats().failures_by_peer)
-            for (const auto& c : by_class) n += c.load();
+            for (const auto& c : by_class) n += c.get();
         return n;
     }
     [[nodiscard]] uint64_t peer_attempts() const
     {
         uint64_t n = 0;
-        for (const auto& c : px.stats().attempts_by_peer) n += c.load();
+        for (const auto& c : px.stats().attempts_by_peer) n += c.get();
         return n;
     }
 };
@@ -170,7 +170,7 @@ TEST(proxy_send_failed, an_invite_too_big_for_udp_once_forwarded_is_answered_513
     EXPECT_EQ(hx.peer_failures(), 0u);
     EXPECT_EQ(hx.peer_attempts(), 0u) << "nothing was attempted on a peer";
     EXPECT_EQ(hx.stat(proxy_counter::retries_timeout), 0u);
-    EXPECT_EQ(hx.px.stats().active_by_peer[0].load() + hx.px.stats().active_by_peer[1].load(), 0u);
+    EXPECT_EQ(hx.px.stats().active_by_peer[0].get() + hx.px.stats().active_by_peer[1].get(), 0u);
 }
 
 TEST(proxy_send_failed, an_invite_larger_than_one_datagram_is_answered_513_not_503)

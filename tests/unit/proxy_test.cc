@@ -304,7 +304,7 @@ TEST(proxy, answered_call_is_a_dialog_until_bye_and_its_200)
     const sent* ok_up = find_to(ok, caller, "SIP/2.0 200");
     ASSERT_NE(ok_up, nullptr);
     EXPECT_NE(ok_up->text.find("Record-Route: <sip:198.18.0.1:5060;lr;w=00>"), std::string::npos);
-    EXPECT_EQ(hx.px.stats().dialogs_active.load(), 1u);
+    EXPECT_EQ(hx.px.stats().dialogs_active.get(), 1u);
     const std::string bye =
         "BYE sip:callee@198.18.1.11:5060 SIP/2.0\r\n"
         "Via: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-bye1\r\n"
@@ -318,8 +318,8 @@ TEST(proxy, answered_call_is_a_dialog_until_bye_and_its_200)
     auto back = hx.deliver(reply(*bye_out, 200, "OK"), r1a);
     const sent* ok_bye = find_to(back, caller, "SIP/2.0 200");
     ASSERT_NE(ok_bye, nullptr) << "the BYE's 200 goes back to the caller by our Via";
-    EXPECT_EQ(hx.px.stats().dialogs_active.load(), 0u);
-    EXPECT_EQ(hx.px.stats().active_by_peer[0].load() + hx.px.stats().active_by_peer[1].load(), 0u);
+    EXPECT_EQ(hx.px.stats().dialogs_active.get(), 0u);
+    EXPECT_EQ(hx.px.stats().active_by_peer[0].get() + hx.px.stats().active_by_peer[1].get(), 0u);
 }
 
 TEST(proxy, cancel_while_ringing_gives_200_and_the_peers_487_to_the_caller)
@@ -442,11 +442,11 @@ TEST(proxy, new_calls_are_counted_by_trunk_and_by_route)
     harness hx;
     hx.deliver(invite("t1"), caller);
     hx.deliver(invite("t2", "z9hG4bK-t2"), caller);
-    EXPECT_EQ(hx.px.stats().invites_by_trunk[0].load(), 2u);
-    EXPECT_EQ(hx.px.stats().invites_by_route[0].load(), 2u) << "the default route";
+    EXPECT_EQ(hx.px.stats().invites_by_trunk[0].get(), 2u);
+    EXPECT_EQ(hx.px.stats().invites_by_route[0].get(), 2u) << "the default route";
     hx.t->default_route = -1;
     hx.deliver(invite("t3", "z9hG4bK-t3"), caller);
-    EXPECT_EQ(hx.px.stats().invites_by_route[proxy_stats::max_counted].load(), 1u) << "no route";
+    EXPECT_EQ(hx.px.stats().invites_by_route[proxy_stats::max_counted].get(), 1u) << "no route";
 }
 
 TEST(proxy, an_options_to_the_sbc_says_which_methods_bodies_and_extensions_it_relays)

@@ -449,7 +449,7 @@ TEST(proxy_transport, the_byes_200_goes_back_to_the_callee_where_its_bye_came_fr
         ASSERT_NE(c.bye_ok_out, nullptr);
         EXPECT_EQ(c.bye_ok_out->dst, hx.from_peer(c.inv->dst)) << "to " << sbc::to_string(c.bye_ok_out->dst);
         EXPECT_TRUE(c.bye_ok_out->src.same_place(hx.t->trunks[0].local(hx.l.out)));
-        EXPECT_EQ(hx.px.stats().dialogs_active.load(), 0u) << "the dialog ended";
+        EXPECT_EQ(hx.px.stats().dialogs_active.get(), 0u) << "the dialog ended";
     });
 }
 

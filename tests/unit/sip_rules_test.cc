@@ -123,7 +123,7 @@ void expect_same_parse(const message& a, const message& b)
 struct run {
     rule_tables rt;
     rule_work work;
-    std::array<std::atomic<uint64_t>, max_rules> hits{}, failures{};
+    std::array<sbc::single_writer<uint64_t>, max_rules> hits{}, failures{};
     std::array<char, 4096> buf{};
     message in, out;
     rule_outcome outcome = rule_outcome::unchanged;
@@ -229,7 +229,7 @@ TEST(sip_rules, header_add_appends_the_header_with_its_variables_expanded)
     EXPECT_EQ(r.header_value("X-Origin"), "sbc.example.net via carrier-1 for sip:123@198.18.0.1");
     EXPECT_EQ(r.out.headers[r.out.header_count - 1].name.in(r.out.raw), "X-Origin") << "added after the others";
     EXPECT_EQ(r.out.content_length, body.size());
-    EXPECT_EQ(r.hits[0].load(), 1u);
+    EXPECT_EQ(r.hits[0].get(), 1u);
 }
 
 TEST(sip_rules, a_rewritten_message_parses_as_its_text_does_whatever_moved)
@@ -273,7 +273,7 @@ TEST(sip_rules, header_remove_takes_every_line_of_that_name_in_any_case)
     ASSERT_EQ(r.outcome, rule_outcome::rewritten);
     EXPECT_EQ(r.text.find("User-Agent"), std::string::npos) << r.text;
     EXPECT_EQ(r.header_value("X-Keep"), "yes");
-    EXPECT_EQ(r.hits[0].load(), 1u);
+    EXPECT_EQ(r.hits[0].get(), 1u);
 }
 
 TEST(sip_rules, header_remove_of_a_known_header_takes_its_compact_form_too)
@@ -295,7 +295,7 @@ TEST(sip_rules, header_replace_changes_the_value_and_adds_nothing_when_absent)
     run none({header(rule_kind::header_replace, "X-Tenant", "carrier")});
     none.apply(invite("123"));
     EXPECT_EQ(none.outcome, rule_outcome::unchanged);
-    EXPECT_EQ(none.hits[0].load(), 0u) << "nothing to replace is not a hit";
+    EXPECT_EQ(none.hits[0].get(), 0u) << "nothing to replace is not a hit";
 }
 
 TEST(sip_rules, header_rules_see_the_headers_added_before_them)
@@ -338,7 +338,7 @@ TEST(sip_rules, a_number_rule_rewrites_p_asserted_identity_with_a_tel_uri)
     run r({number(rule_field::pai, national_uk, "+44$1")});
     r.apply(invite("123", "P-Asserted-Identity: <tel:02071234567;cpc=ordinary>\r\n"));
     EXPECT_EQ(r.header_value("P-Asserted-Identity"), "<tel:+442071234567;cpc=ordinary>");
-    EXPECT_EQ(r.hits[0].load(), 1u);
+    EXPECT_EQ(r.hits[0].get(), 1u);
 }
 
 TEST(sip_rules, a_rule_whose_field_is_absent_neither_runs_nor_counts)
@@ -346,16 +346,16 @@ TEST(sip_rules, a_rule_whose_field_is_absent_neither_runs_nor_counts)
     run r({number(rule_field::pai, ".*", "x")});
     r.apply(invite("123"));
     EXPECT_EQ(r.outcome, rule_outcome::unchanged);
-    EXPECT_EQ(r.hits[0].load(), 0u);
-    EXPECT_EQ(r.failures[0].load(), 0u);
+    EXPECT_EQ(r.hits[0].get(), 0u);
+    EXPECT_EQ(r.failures[0].get(), 0u);
 }
 
 TEST(sip_rules, a_result_longer_than_a_user_part_may_be_is_a_failure_of_that_rule_only)
 {
     run r({number(rule_field::ruri, "^(.*)$", std::string(120, '9') + "$1"), number(rule_field::ruri, "^1", "+1")});
     r.apply(invite("123456789012"));
-    EXPECT_EQ(r.failures[0].load(), 1u);
-    EXPECT_EQ(r.hits[1].load(), 1u) << "the next rule still runs";
+    EXPECT_EQ(r.failures[0].get(), 1u);
+    EXPECT_EQ(r.hits[1].get(), 1u) << "the next rule still runs";
     EXPECT_EQ(r.ruri_user(), "+123456789012");
 }
 
