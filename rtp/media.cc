@@ -145,8 +145,7 @@ media_sessions::~media_sessions() = default;
 
 void media_sessions::count(media_counter c, uint64_t n) noexcept
 {
-    auto& a = counters_[static_cast<std::size_t>(c)];
-    a.add(n);
+    counters_[static_cast<std::size_t>(c)].add(n);
 }
 
 uint32_t media_sessions::create(uint64_t call, uint64_t now_ms) noexcept
@@ -284,7 +283,7 @@ void media_sessions::end(uint32_t slot, uint64_t now_ms) noexcept
             pool_.give_back({st.addr[side].load(std::memory_order_relaxed), st.port[side].load(std::memory_order_relaxed)},
                             now_ms);
     }
-    streams_active_.set(streams_active_.get() - n);
+    streams_active_.move(-static_cast<int64_t>(n));
     s.n_streams.store(0, std::memory_order_release);
     timers_.cancel(slot);
     s.call.store(0, std::memory_order_release);

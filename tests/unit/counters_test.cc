@@ -171,12 +171,6 @@ TEST(single_writer_counter, moves_a_gauge_down_as_well_as_up_and_sets_it)
     EXPECT_EQ(g.get(), 7u);
 }
 
-TEST(single_writer_counter, is_as_large_as_its_integer_so_arrays_keep_their_layout)
-{
-    EXPECT_EQ(sizeof(std::array<single_writer<uint64_t>, 4>), 4 * sizeof(uint64_t));
-    EXPECT_EQ(sizeof(std::array<single_writer<uint32_t>, 4>), 4 * sizeof(uint32_t));
-}
-
 TEST(single_writer_counter, loses_no_add_of_its_one_writer_while_others_read)
 {
     single_writer<uint64_t> c;
