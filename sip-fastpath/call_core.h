@@ -33,6 +33,14 @@ struct pending_table;   // call_pending.h
 struct large_store;     // call_large.h
 struct th_scratch;      // topology_hiding.h
 
+/// The INVITE as a new call took it, and the edits that made the setup's kept copy of it
+/// (Max-Forwards down, the anchored offer): the first attempt, sent while both are still at
+/// hand, is edited from them instead of from a parse of the kept copy. Worker only, on the stack.
+struct invite_source {
+    const message* m = nullptr;
+    edits kept;
+};
+
 class call_core {
 public:
     call_core(uint8_t worker, uint32_t setups, uint32_t dialogs, uint64_t seed);
@@ -88,19 +96,21 @@ private:
     bool refuse_new_invite(msg_ctx& c, uint16_t route) noexcept;
     /// Setup `slot` keeps the INVITE as every attempt sends it (Max-Forwards down, the offer
     /// anchored) with its index; false when it could not (answered).
-    bool keep_invite(msg_ctx& c, uint32_t slot, uint16_t route) noexcept;
+    /// `src` then holds what the first attempt is edited from.
+    bool keep_invite(msg_ctx& c, uint32_t slot, uint16_t route, invite_source& src) noexcept;
     void forward_out_of_dialog(msg_ctx& c) noexcept;
     /// The peer group of the route the message takes, or -1 after answering 404; `count` per
     /// route. `route_index`, when given, receives the route's index.
     int route_group(const msg_ctx& c, bool count, uint16_t* route_index = nullptr) noexcept;
-    void next_attempt(const call_env& e, uint32_t slot, failure_cause why) noexcept;
+    /// The next attempt of setup `slot` (`src`: the first one's source, keep_invite).
+    void next_attempt(const call_env& e, uint32_t slot, failure_cause why, const invite_source* src = nullptr) noexcept;
     /// The INVITE of setup `slot`'s current attempt to its peer; false when not sent. One
     /// too big to send answers the caller 513 at once (the setup is then completed).
-    bool send_invite(const call_env& e, uint32_t slot) noexcept;
-    /// The same through a parse of the kept INVITE, for an attempt whose stages edit it
-    /// (outbound rules, topology hiding).
-    write_result edit_invite(const call_env& e, uint32_t slot, std::string_view branch, edits& ed,
-                             out_message& d) noexcept;
+    bool send_invite(const call_env& e, uint32_t slot, const invite_source* src = nullptr) noexcept;
+    /// The same for an attempt whose stages edit it (outbound rules, topology hiding): from
+    /// `src` when given (the first attempt), else from a parse of the kept INVITE.
+    write_result edit_invite(const call_env& e, uint32_t slot, std::string_view branch, edits& ed, out_message& d,
+                             const invite_source* src) noexcept;
     /// The current attempt of setup `slot` failed (`why`, `code`): its peer event and counts.
     void failure(const call_env& e, uint32_t slot, failure_cause why, uint16_t code) noexcept;
 

@@ -2,8 +2,9 @@
 // it, the INVITE kept as every attempt sends it), an out-of-dialog request forwarded, and the
 // attempts across the peers of a region and then the next region. The INVITE is edited once,
 // when it is taken (Max-Forwards down, the offer anchored: stage_media.h); an attempt, and each
-// retransmission of it, splices our Via and Record-Route into the kept copy by its index, and
-// parses it again only when the attempt's stages edit it (outbound rules, topology hiding).
+// retransmission of it, splices our Via and Record-Route into the kept copy by its index. When
+// the attempt's stages edit it (outbound rules, topology hiding), the first attempt is edited
+// from the INVITE as taken (invite_source), a later one from a parse of the kept copy.
 // What comes back to a setup is in call_events.cc. Worker only.
 #include <algorithm>
 #include <array>
@@ -288,10 +289,11 @@ void call_core::new_invite(msg_ctx& c) noexcept
     s.group = static_cast<uint16_t>(group);
     s.route = route;  // its fallback, if any (call_events.cc)
     s.state = setup_state::calling;
-    if (!keep_invite(c, slot, route)) return;
+    invite_source src;
+    if (!keep_invite(c, slot, route, src)) return;
     if ((s.stages & stage::cdr) != 0) cdr::setup_started(*cdr_, slot, m, c.in, worker_, route, s.callid_hash);
     respond(c, 100, {});  // at once: the caller stops retransmitting
-    next_attempt(c, slot, failure_cause::none);
+    next_attempt(c, slot, failure_cause::none, &src);
 }
 
 bool call_core::refuse_new_invite(msg_ctx& c, uint16_t route) noexcept
@@ -319,7 +321,7 @@ bool call_core::refuse_new_invite(msg_ctx& c, uint16_t route) noexcept
     return true;
 }
 
-bool call_core::keep_invite(msg_ctx& c, uint32_t slot, uint16_t route) noexcept
+bool call_core::keep_invite(msg_ctx& c, uint32_t slot, uint16_t route, invite_source& src) noexcept
 {
     // The INVITE as every attempt sends it, edited once: Max-Forwards down (RFC 3261 16.6) and
     // the offer anchored toward the callee's leg (ports for it now: a call we cannot anchor is
@@ -359,10 +361,12 @@ bool call_core::keep_invite(msg_ctx& c, uint32_t slot, uint16_t route) noexcept
     }
     s.invite_len = static_cast<uint16_t>(w.len);
     s.inv = index_of(m, sh);
+    src.m = &m;
+    src.kept = e;
     return true;
 }
 
-bool call_core::send_invite(const call_env& e, uint32_t slot) noexcept
+bool call_core::send_invite(const call_env& e, uint32_t slot, const invite_source* src) noexcept
 {
     call_setup& s = setups_->at(slot);
     out_message* d = e.out.next();
@@ -389,7 +393,7 @@ bool call_core::send_invite(const call_env& e, uint32_t slot) noexcept
         ed.push_via = std::string_view(via, via_len);
         ed.record_route = std::string_view(rr.top.data(), rr.top_len);
         ed.record_route_2 = std::string_view(rr.second.data(), rr.second_len);
-        w = edit_invite(e, slot, {branch, branch_stateful_len}, ed, *d);
+        w = edit_invite(e, slot, {branch, branch_stateful_len}, ed, *d, src);
         if (s.state != setup_state::calling) return false;  // answered (topology hiding did not fit)
     }
     if (too_big_for(w, s.peer)) {
@@ -406,12 +410,24 @@ bool call_core::send_invite(const call_env& e, uint32_t slot) noexcept
 }
 
 write_result call_core::edit_invite(const call_env& e, uint32_t slot, std::string_view branch, edits& ed,
-                                    out_message& d) noexcept
+                                    out_message& d, const invite_source* src) noexcept
 {
     call_setup& s = setups_->at(slot);
-    // The attempt's stages edit the INVITE: the kept copy parsed (once per attempt sent).
-    if (parse({store_of(slot), s.invite_len}, *aux_) != error::none || !aux_->is_request()) return {error::bad_start_line, 0};
-    const message* inv = aux_.get();
+    const message* inv = nullptr;
+    if (src != nullptr && src->m != nullptr) {
+        // The first attempt: the INVITE as taken, with the kept copy's edits made again in
+        // the same pass (rules never name Max-Forwards or the body: managed_header).
+        inv = src->m;
+        ed.decrement_max_forwards = src->kept.decrement_max_forwards;
+        ed.replace_body = src->kept.replace_body;
+        ed.body = src->kept.body;
+        ed.content_type = src->kept.content_type;
+    } else {
+        // A later attempt: the kept copy parsed (once per attempt sent).
+        if (parse({store_of(slot), s.invite_len}, *aux_) != error::none || !aux_->is_request())
+            return {error::bad_start_line, 0};
+        inv = aux_.get();
+    }
     const uint32_t p = e.t.find_peer(s.peer.addr, s.peer.port);
     if ((s.attempt_stages & stage::rules_out) != 0 && p != no_peer) inv = &rules::apply_out(*rules_, e, p, *inv);
     th_scratch th;  // the hidden forms the edits point into, until edit_out wrote them
@@ -423,7 +439,7 @@ write_result call_core::edit_invite(const call_env& e, uint32_t slot, std::strin
     return edit_out(*inv, ed, e.out, d);
 }
 
-void call_core::next_attempt(const call_env& e, uint32_t slot, failure_cause why) noexcept
+void call_core::next_attempt(const call_env& e, uint32_t slot, failure_cause why, const invite_source* src) noexcept
 {
     call_setup& s = setups_->at(slot);
     const proxy_tables& t = e.t;
@@ -497,7 +513,7 @@ void call_core::next_attempt(const call_env& e, uint32_t slot, failure_cause why
     s.t_give_up = e.now + timer_b_ms;
     s.t_release = 0;
     // Refused before it left (too big): the caller has its answer, and the peer no attempt.
-    if (!send_invite(e, slot) && s.state != setup_state::calling) return;
+    if (!send_invite(e, slot, src) && s.state != setup_state::calling) return;
     stats_->attempts_by_peer[pe.id].bump();
     arm(slot);
 }

@@ -66,7 +66,8 @@ struct call_fixture {
     std::unique_ptr<sip::outbox> out = std::make_unique<sip::outbox>();
     uint64_t now = 1000;
 
-    call_fixture()
+    /// `outbound`: the region also adds a header to every INVITE sent toward its peers.
+    explicit call_fixture(bool outbound = false)
     {
         // One inbound rule of the trunk: a national number to E.164, in the Request-URI.
         auto rt = std::make_shared<sip::rule_tables>();
@@ -83,6 +84,18 @@ struct call_fixture {
         rt->trunk_out = {{0, 0}};
         rt->region_in = {{0, 0}};
         rt->region_out = {{0, 0}};
+        if (outbound) {
+            sip::rule_spec tag;
+            tag.kind = sip::rule_kind::header_add;
+            tag.header = "X-Leg";
+            tag.value = "toward ${peer}";
+            sip::rule o;
+            EXPECT_FALSE(sip::compile_rule(tag, o));
+            o.owner = "region:r1";
+            o.outbound = true;
+            rt->rules.push_back(std::move(o));
+            rt->region_out = {{1, 1}};
+        }
         t->rules = rt;
         px.set_media(&media);
         px.on_tick(*t, *h, now, *out);
@@ -100,6 +113,18 @@ struct call_fixture {
         return r;
     }
 };
+
+/// `text` with its top Via's branch and the X-Leg value (both differ per attempt) blanked.
+std::string per_attempt_blanked(std::string text)
+{
+    for (std::string_view k : {"branch=", "X-Leg: "}) {
+        const std::size_t at = text.find(k);
+        if (at == std::string::npos) continue;
+        const std::size_t end = text.find_first_of(";\r", at + k.size());
+        text.replace(at + k.size(), end - at - k.size(), "*");
+    }
+    return text;
+}
 
 /// The message of `o` sent to `to` that starts with `start`.
 const std::string* sent_to(const std::vector<sent_msg>& o, endpoint to, std::string_view start)
@@ -151,6 +176,36 @@ TEST(proxy_parse_once, a_failed_over_call_with_an_editing_rule_parses_each_messa
 
     EXPECT_EQ(sip::rewrite_parse_count() - rewrites0, 1u) << "the rule's edit, once for both attempts";
     EXPECT_EQ(rtp::sdp_parse_count() - sdp0, 2u) << "the offer once for both attempts, the answer once";
+}
+
+TEST(proxy_parse_once, an_outbound_rule_edits_the_first_attempt_from_the_invite_as_received)
+{
+    // The first attempt is edited from the INVITE's own parse (no parse of the kept copy); a
+    // retry parses the kept copy once. Both carry the same INVITE: Max-Forwards down, the
+    // offer anchored, the inbound rule's number, the outbound rule's header.
+    call_fixture f(true);
+    uint64_t parses = 0;
+    const std::string invite = with_body(
+        "INVITE sip:02071234567@198.18.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-po2\r\n"
+        "Max-Forwards: 70\r\nFrom: <sip:alice@198.18.0.2>;tag=a1\r\nTo: <sip:02071234567@198.18.0.1>\r\n"
+        "Call-ID: po2\r\nCSeq: 1 INVITE\r\nContact: <sip:alice@198.18.0.2:5060>\r\n",
+        sdp_of("198.18.0.2", 4000));
+    auto o = f.deliver(invite, caller, parses);
+    EXPECT_EQ(parses, 1u) << "the INVITE alone: its first attempt is edited from that parse";
+    const std::string* first = sent_to(o, r1a, "INVITE sip:+442071234567@");
+    ASSERT_NE(first, nullptr);
+    EXPECT_NE(first->find("\r\nX-Leg: toward "), std::string::npos) << "the outbound rule's header";
+    EXPECT_NE(first->find("\r\nMax-Forwards: 69\r\n"), std::string::npos);
+    EXPECT_NE(first->find("c=IN IP4 198.18.0.1"), std::string::npos) << "the offer anchored";
+    const std::string first_copy = *first;
+
+    f.now += 50;
+    o = f.deliver(answer(first_copy, 503, {}), r1a, parses);
+    EXPECT_EQ(parses, 2u) << "the 503, and the kept copy for the retry";
+    const std::string* second = sent_to(o, r1b, "INVITE sip:+442071234567@");
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(per_attempt_blanked(*second), per_attempt_blanked(first_copy))
+        << "the retry sends what the first attempt sent, but for its branch and its peer";
 }
 
 }  // namespace
