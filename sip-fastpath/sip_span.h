@@ -51,6 +51,7 @@ enum : uint16_t {
   pvalue = 1024,   // header parameter names and unquoted values: token plus "[]:/&$"
   hostc = 2048,    // hostname, IPv4, IPv6 reference bytes: alnum "-._:[]"
   pdelim = 4096,   // ends a parameter name or value in the parser's fast pass
+  hostend = 8192,  // ends a URI's host: ':' (port), ';' (parameters), '?' (headers)
 };
 
 constexpr bool in(char c, std::string_view set) {
@@ -79,6 +80,7 @@ constexpr std::array<uint16_t, 256> make_table() {
     if ((v & token) != 0 || in(c, "[]:/&$")) v |= pvalue;
     if (alnum || in(c, "-._:[]")) v |= hostc;
     if (in(c, " \t\r\n;,=\"<>")) v |= pdelim;
+    if (in(c, ":;?")) v |= hostend;
     t[static_cast<std::size_t>(i)] = v;
   }
   return t;

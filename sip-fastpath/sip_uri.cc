@@ -150,12 +150,21 @@ bool parse_uri(std::string_view buf, span s, uri& out) noexcept {
   // userinfo ends at the first '@': '@' is not allowed unescaped in params or headers.
   const uint32_t a = find_byte(buf.data(), p, e, '@', static_cast<uint32_t>(buf.size()));
   if (a != e) {
+    // The user part runs to ':' (a password follows) or '@'; ':' is not a user byte, so
+    // the bytes are checked as they are read.
     uint32_t pc = p;
-    while (pc < a && buf[pc] != ':') ++pc;
+    while (pc < a && buf[pc] != ':') {
+      if (!chars::is(buf[pc], chars::user)) return false;
+      if (buf[pc] == '%') {
+        if (pc + 2 >= a || !chars::is(buf[pc + 1], chars::hexdig) || !chars::is(buf[pc + 2], chars::hexdig))
+          return false;
+        pc += 2;
+      }
+      ++pc;
+    }
     out.user = make_span(p, pc);
     if (pc < a) out.password = make_span(pc + 1, a);
     if (out.user.empty()) return false;
-    if (!check_run(out.user.in(buf), chars::user)) return false;
     if (!check_run(out.password.in(buf), chars::password)) return false;
     p = a + 1;
   }
@@ -166,7 +175,7 @@ bool parse_uri(std::string_view buf, span s, uri& out) noexcept {
     if (p == e) return false;
     ++p;
   } else {
-    while (p < e && buf[p] != ':' && buf[p] != ';' && buf[p] != '?') ++p;
+    while (p < e && !chars::is(buf[p], chars::hostend)) ++p;
   }
   out.host = make_span(hb, p);
   if (!check_host(out.host.in(buf), out.host_type)) return false;
@@ -176,15 +185,22 @@ bool parse_uri(std::string_view buf, span s, uri& out) noexcept {
     if (!read_port(buf, pb, p, out.port)) return false;
   }
   if (p < e && buf[p] == ';') {
-    uint32_t pb = p;
-    while (p < e && buf[p] != '?') ++p;
+    // The parameters run to '?' (headers) or the end, checked as they are read ('?' is not
+    // a parameter byte): every byte a parameter byte, each '%' an escape, and every
+    // parameter with a name (no ";;", no ";=", no ';' last).
+    const uint32_t pb = p;
+    for (; p < e && buf[p] != '?'; ++p) {
+      const char c = buf[p];
+      if (!chars::is(c, chars::uparam)) return false;
+      if (c == ';') {
+        if (p + 1 == e || buf[p + 1] == ';' || buf[p + 1] == '=' || buf[p + 1] == '?') return false;
+      } else if (c == '%') {
+        if (p + 2 >= e || !chars::is(buf[p + 1], chars::hexdig) || !chars::is(buf[p + 2], chars::hexdig))
+          return false;
+        p += 2;
+      }
+    }
     out.params = make_span(pb, p);
-    if (!check_run(out.params.in(buf), chars::uparam)) return false;
-    // every parameter needs a name: no ";;", no trailing ';', no ";="
-    std::string_view ps = out.params.in(buf);
-    for (std::size_t i = 0; i < ps.size(); ++i)
-      if (ps[i] == ';' && (i + 1 == ps.size() || ps[i + 1] == ';' || ps[i + 1] == '='))
-        return false;
   }
   if (p < e && buf[p] == '?') {
     out.headers = make_span(p + 1, e);
