@@ -429,7 +429,7 @@ write_result call_core::edit_invite(const call_env& e, uint32_t slot, std::strin
         inv = aux_.get();
     }
     const uint32_t p = e.t.find_peer(s.peer.addr, s.peer.port);
-    if ((s.attempt_stages & stage::rules_out) != 0 && p != no_peer) inv = &rules::apply_out(*rules_, e, p, *inv);
+    if ((s.attempt_stages & stage::rules_out) != 0 && p != no_peer) inv = &rules::apply_out_edits(*rules_, e, p, *inv, ed);
     th_scratch th;  // the hidden forms the edits point into, until edit_out wrote them
     if ((s.attempt_stages & stage::hide_callee) != 0 && p != no_peer &&
         !hiding::on_attempt(e, p, *inv, branch, s.out_local, s.caller, ed, th)) {

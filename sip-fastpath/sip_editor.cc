@@ -212,6 +212,17 @@ error body_ops(const message& m, const edits& e, op_list& ops) noexcept {
   return error::none;
 }
 
+/// Another stage's line edits (edits::lines), last: at an offset where the steps above
+/// inserted too (the blank line), they come after them.
+error line_ops(const message& m, const edits& e, op_list& ops) noexcept {
+  if (!ops.room(e.lines.size())) return error::no_space;
+  for (const line_edit& l : e.lines) {
+    if (l.at > m.raw.size() || l.del > m.raw.size() - l.at) return error::bad_header_line;
+    ops.replace(l.at, l.del, l.text);
+  }
+  return error::none;
+}
+
 /// Copies the input with the sorted operations applied into `out`; in place (out holding the
 /// input) only while no write overtakes input not yet read.
 write_result write_ops(std::string_view raw, const op_list& ops, std::span<char> out) noexcept {
@@ -254,7 +265,7 @@ write_result edit_impl(const message& m, const edits& e, std::span<char> out, ed
     ops.replace(m.request_uri.off, m.request_uri.len, e.request_uri);
   }
   for (error (*step)(const message&, const edits&, op_list&) :
-       {via_ops, contact_ops, route_ops, record_route_ops, max_forwards_ops, body_ops}) {
+       {via_ops, contact_ops, route_ops, record_route_ops, max_forwards_ops, body_ops, line_ops}) {
     if (const error err = step(m, e, ops); err != error::none) return {err, 0};
   }
   ops.sort();

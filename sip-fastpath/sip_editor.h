@@ -15,6 +15,15 @@
 
 namespace sbc::sip {
 
+/// Input bytes [at, at + del) replaced by `text` (del 0: inserted at `at`), for edits another
+/// stage worked out on the same message (the outbound rules: sip_rules.h rule_edits). Never
+/// overlaps what the named edits below touch.
+struct line_edit {
+  uint32_t at = 0;
+  uint32_t del = 0;
+  std::string_view text;
+};
+
 /// Edits to apply; every view must stay valid during edit() and must not point into the
 /// bytes being rewritten. Defaults change nothing.
 struct edits {
@@ -38,6 +47,7 @@ struct edits {
   std::string_view contact;              // new value of the first Contact line (others removed); empty: keep
   std::string_view push_route;           // Route value(s) put where the first Route line is (after
                                          // what pop_routes removes), else before the blank line
+  std::span<const line_edit> lines;      // applied after the edits above (at one offset: after them)
 };
 
 /// Writes m with `e` applied into out and returns its length. The output always carries a

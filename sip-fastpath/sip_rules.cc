@@ -316,14 +316,47 @@ write_result write_message(const state& s, std::span<char> out, rewrite_map& map
     return w.result();
 }
 
-}  // namespace
 
-rule_outcome apply_rules(const rule_tables& rt, std::span<const rule_set> sets, const message& m,
-                         const rule_context& ctx, rule_work& work, rule_counts counts, std::span<char> out,
-                         message& out_msg) noexcept
+/// The header rules' changes of `s` (no field changed) as line edits, their text into `out`;
+/// false when they need more than rule_edits::capacity lines or `out` is too small.
+bool write_edits(const state& s, std::span<char> out, rule_edits& re) noexcept
 {
-    if (!m.is_request() || m.header_count == 0) return rule_outcome::unchanged;
-    state s(m, ctx);
+    const message& m = s.m;
+    writer w(out);
+    re.n = 0;
+    auto text_from = [&](char* start) { return std::string_view(start, static_cast<std::size_t>(w.p - start)); };
+    for (unsigned i = 0; i < m.header_count; ++i) {
+        const bool removed = (s.removed >> i & 1) != 0;
+        if (!removed && (s.replaced >> i & 1) == 0) continue;
+        if (re.n == rule_edits::capacity) return false;
+        const header& h = m.headers[i];
+        char* start = w.p;
+        if (!removed) {
+            w.put(m.text(h.name));
+            w.put(": ");
+            put_value(w, s, *s.replacement[i]);
+            w.put("\r\n");
+        }
+        re.lines[re.n++] = line_edit{h.line.off, h.line.len, text_from(start)};
+    }
+    if (s.n_added != 0) {
+        if (re.n == rule_edits::capacity) return false;
+        char* start = w.p;
+        for (uint32_t k = 0; k < s.n_added; ++k) {
+            w.put(s.added[k].name_from->header);
+            w.put(": ");
+            put_value(w, s, *s.added[k].value_from);
+            w.put("\r\n");
+        }
+        re.lines[re.n++] = line_edit{m.headers[m.header_count - 1].line.end(), 0, text_from(start)};
+    }
+    return w.result().ok();
+}
+
+/// The rule sets run over `s` in turn, counting each rule's hits and failures.
+void run_rules(const rule_tables& rt, std::span<const rule_set> sets, state& s, rule_work& work,
+               rule_counts counts) noexcept
+{
     for (const rule_set& set : sets) {
         for (uint32_t i = set.first; i < set.first + set.count && i < rt.rules.size(); ++i) {
             const rule& r = rt.rules[i];
@@ -334,7 +367,12 @@ rule_outcome apply_rules(const rule_tables& rt, std::span<const rule_set> sets, 
             if (failed && i < max_rules) counts.failures[i].bump();
         }
     }
-    if (!s.changed) return rule_outcome::unchanged;
+}
+
+/// The message as the rules of `s` left it, written into `out` and parsed into `out_msg`.
+rule_outcome rewrite(const state& s, std::span<char> out, message& out_msg) noexcept
+{
+    const message& m = s.m;
     rewrite_map map;
     const write_result w = write_message(s, out, map);
     if (!w.ok()) return rule_outcome::too_long;
@@ -342,6 +380,40 @@ rule_outcome apply_rules(const rule_tables& rt, std::span<const rule_set> sets, 
     if (!out_msg.is_request() || (out_msg.first_error != error::none && m.first_error == error::none))
         return rule_outcome::too_long;
     return rule_outcome::rewritten;
+}
+
+bool any_field_changed(const state& s) noexcept
+{
+    for (const field_state& f : s.f)
+        if (f.changed) return true;
+    return false;
+}
+
+}  // namespace
+
+rule_outcome apply_rules(const rule_tables& rt, std::span<const rule_set> sets, const message& m,
+                         const rule_context& ctx, rule_work& work, rule_counts counts, std::span<char> out,
+                         message& out_msg) noexcept
+{
+    if (!m.is_request() || m.header_count == 0) return rule_outcome::unchanged;
+    state s(m, ctx);
+    run_rules(rt, sets, s, work, counts);
+    if (!s.changed) return rule_outcome::unchanged;
+    return rewrite(s, out, out_msg);
+}
+
+rule_outcome apply_rules_as_edits(const rule_tables& rt, std::span<const rule_set> sets, const message& m,
+                                  const rule_context& ctx, rule_work& work, rule_counts counts,
+                                  std::span<char> out, message& out_msg, rule_edits& edits) noexcept
+{
+    edits.n = 0;
+    if (!m.is_request() || m.header_count == 0) return rule_outcome::unchanged;
+    state s(m, ctx);
+    run_rules(rt, sets, s, work, counts);
+    if (!s.changed) return rule_outcome::unchanged;
+    if (!any_field_changed(s) && write_edits(s, out, edits)) return rule_outcome::as_edits;
+    edits.n = 0;
+    return rewrite(s, out, out_msg);
 }
 
 }  // namespace sbc::sip

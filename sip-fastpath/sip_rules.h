@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/counter.h"
+#include "sip-fastpath/sip_editor.h"
 #include "sip-fastpath/sip_message.h"
 
 struct pcre2_real_code_8;
@@ -158,6 +159,17 @@ enum class rule_outcome : uint8_t {
     unchanged,  ///< no rule changed anything (the message was not copied)
     rewritten,  ///< `out_msg` holds the rewritten message
     too_long,   ///< rules changed it, but the result did not fit `out` (or did not parse): unchanged
+    as_edits,   ///< apply_rules_as_edits: `edits` holds the changes, for the editor to make
+};
+
+/// What header rules changed, as line edits of the message they ran on (sip_editor.h): lines
+/// removed, lines replaced, the added headers before the blank line. Their text is in the
+/// buffer apply_rules_as_edits was given.
+struct rule_edits {
+    static constexpr std::size_t capacity = 12;
+    std::array<line_edit, capacity> lines;
+    uint32_t n = 0;
+    [[nodiscard]] std::span<const line_edit> view() const noexcept { return {lines.data(), n}; }
 };
 
 /// Applies the rule sets `sets` in turn (each in its order) to the request `m`; each rule sees
@@ -167,5 +179,13 @@ enum class rule_outcome : uint8_t {
 rule_outcome apply_rules(const rule_tables& rt, std::span<const rule_set> sets, const message& m,
                          const rule_context& ctx, rule_work& work, rule_counts counts, std::span<char> out,
                          message& out_msg) noexcept;
+
+/// apply_rules() for a message that is edited next anyway (an INVITE toward a peer): when only
+/// header rules changed it, and in at most rule_edits::capacity lines, the changes go into
+/// `edits` (their text into `out`) and the message is neither copied nor parsed again
+/// (as_edits); otherwise as apply_rules (a number rule's rewrite: rewritten into `out_msg`).
+rule_outcome apply_rules_as_edits(const rule_tables& rt, std::span<const rule_set> sets, const message& m,
+                                  const rule_context& ctx, rule_work& work, rule_counts counts,
+                                  std::span<char> out, message& out_msg, rule_edits& edits) noexcept;
 
 }  // namespace sbc::sip

@@ -35,6 +35,7 @@ const message* apply(rules_stage& s, const rule_tables& rt, std::span<const rule
     case rule_outcome::unchanged: return &m;
     case rule_outcome::rewritten: st.add(proxy_counter::rules_rewritten); return &into;
     case rule_outcome::too_long: st.add(proxy_counter::rules_too_long); return &m;
+    case rule_outcome::as_edits: break;  // apply_rules never answers it
     }
     return &m;
 }
@@ -82,6 +83,30 @@ const message& apply_out(rules_stage& s, const call_env& e, uint32_t p, const me
     char addr[max_address_text];
     const rule_context ctx{trunk_name(e.t, pe.trunk, addr), pe.name};
     return *apply(s, rt, {sets.data(), n}, m, ctx, e.stats, s.out_buf, s.out_msg);
+}
+
+const message& apply_out_edits(rules_stage& s, const call_env& e, uint32_t p, const message& m, edits& ed) noexcept
+{
+    if (!e.t.rules || p >= e.t.peers.size()) return m;
+    const rule_tables& rt = *e.t.rules;
+    const peer& pe = e.t.peers[p];
+    std::array<rule_set, 2> sets{};
+    const std::size_t n = pick(rt.region_out, pe.region, rt.trunk_out, pe.trunk, sets);
+    if (n == 0) return m;
+    char addr[max_address_text];
+    const rule_context ctx{trunk_name(e.t, pe.trunk, addr), pe.name};
+    proxy_stats& st = e.stats;
+    switch (apply_rules_as_edits(rt, {sets.data(), n}, m, ctx, s.work, {st.rule_hits.data(), st.rule_failures.data()},
+                                 s.out_buf, s.out_msg, s.out_edits)) {
+    case rule_outcome::unchanged: return m;
+    case rule_outcome::as_edits:
+        st.add(proxy_counter::rules_rewritten);
+        ed.lines = s.out_edits.view();
+        return m;
+    case rule_outcome::rewritten: st.add(proxy_counter::rules_rewritten); return s.out_msg;
+    case rule_outcome::too_long: st.add(proxy_counter::rules_too_long); return m;
+    }
+    return m;
 }
 
 }  // namespace sbc::sip::rules

@@ -21,6 +21,7 @@ struct rules_stage {
     std::array<char, max_message_size> out_buf;
     message in_msg;  ///< the request as the inbound rules made it (the call goes on with it)
     message out_msg; ///< the copy the outbound rules make toward a peer
+    rule_edits out_edits;  ///< or their changes as line edits (apply_out_edits), text in out_buf
 };
 
 namespace rules {
@@ -38,6 +39,10 @@ const message* apply_in(rules_stage& s, const msg_ctx& c) noexcept;
 /// Before an attempt: `m` as it goes to peer index `p`, the outbound rules of its region, then
 /// of its trunk, applied; `m` itself when none changed it.
 const message& apply_out(rules_stage& s, const call_env& e, uint32_t p, const message& m) noexcept;
+/// The same for an INVITE the attempt edits next: where the rules changed only headers, their
+/// changes go into `ed` (ed.lines, valid until the next call) and `m` itself is returned, not
+/// copied or parsed again; a number rule's rewrite returns the rewritten copy as apply_out.
+const message& apply_out_edits(rules_stage& s, const call_env& e, uint32_t p, const message& m, edits& ed) noexcept;
 
 }  // namespace rules
 }  // namespace sbc::sip

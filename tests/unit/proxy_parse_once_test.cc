@@ -181,9 +181,11 @@ TEST(proxy_parse_once, a_failed_over_call_with_an_editing_rule_parses_each_messa
 TEST(proxy_parse_once, an_outbound_rule_edits_the_first_attempt_from_the_invite_as_received)
 {
     // The first attempt is edited from the INVITE's own parse (no parse of the kept copy); a
-    // retry parses the kept copy once. Both carry the same INVITE: Max-Forwards down, the
+    // retry parses the kept copy once. The outbound rule's header is one of the attempt's
+    // edits (rule_edits), not a copy parsed again. Both carry the same INVITE: Max-Forwards down, the
     // offer anchored, the inbound rule's number, the outbound rule's header.
     call_fixture f(true);
+    const uint64_t rewrites0 = sip::rewrite_parse_count();
     uint64_t parses = 0;
     const std::string invite = with_body(
         "INVITE sip:02071234567@198.18.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-po2\r\n"
@@ -206,6 +208,8 @@ TEST(proxy_parse_once, an_outbound_rule_edits_the_first_attempt_from_the_invite_
     ASSERT_NE(second, nullptr);
     EXPECT_EQ(per_attempt_blanked(*second), per_attempt_blanked(first_copy))
         << "the retry sends what the first attempt sent, but for its branch and its peer";
+    EXPECT_EQ(sip::rewrite_parse_count() - rewrites0, 1u)
+        << "the inbound rule's rewrite alone: the outbound header is one of the attempt's own edits";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sip-fastpath/sip_editor.h"
 #include "sip-fastpath/sip_rules.h"
 
 using namespace sbc::sip;
@@ -152,7 +153,39 @@ struct run {
             parse(out.raw, full);
             expect_same_parse(out, full);
         }
+        expect_same_as_edits(set, ctx, room);
         return text;
+    }
+    /// apply_rules_as_edits (the outbound path of an attempt) on the same input: the editor
+    /// making its line edits writes what apply_rules wrote, byte for byte; where a number rule
+    /// changed a field it rewrites as apply_rules does. Its own counters.
+    void expect_same_as_edits(const rule_set& set, const rule_context& ctx, std::size_t room)
+    {
+        std::array<sbc::single_writer<uint64_t>, max_rules> h2{}, f2{};
+        std::array<char, 4096> buf2{};
+        message out2;
+        rule_edits re;
+        const rule_outcome o = apply_rules_as_edits(rt, {&set, 1}, in, ctx, work, {h2.data(), f2.data()},
+                                                    {buf2.data(), room}, out2, re);
+        for (std::size_t i = 0; i < rt.rules.size(); ++i) {
+            EXPECT_EQ(h2[i].get(), hits[i].get()) << "rule " << i << " hits";
+            EXPECT_EQ(f2[i].get(), failures[i].get()) << "rule " << i << " failures";
+        }
+        if (o != rule_outcome::as_edits) {
+            EXPECT_EQ(o, outcome);
+            if (o == rule_outcome::rewritten) {
+                EXPECT_EQ(std::string(out2.raw), text);
+            }
+            return;
+        }
+        if (outcome == rule_outcome::too_long) return;  // `room` held the edits, not a whole copy
+        EXPECT_EQ(outcome, rule_outcome::rewritten) << "line edits only where apply_rules rewrote";
+        edits e;
+        e.lines = re.view();
+        std::array<char, 8192> edited{};
+        const write_result w = edit(in, e, edited);
+        ASSERT_TRUE(w.ok()) << error_name(w.err);
+        EXPECT_EQ(std::string(edited.data(), w.len), text) << "the editor with the rules' line edits";
     }
     [[nodiscard]] std::string header_value(std::string_view name) const
     {
@@ -366,6 +399,18 @@ TEST(sip_rules, a_message_that_would_not_fit_is_left_unchanged)
     r.apply(m, m.size() + 50);
     EXPECT_EQ(r.outcome, rule_outcome::too_long);
     EXPECT_EQ(r.text, m);
+    // As line edits the rules need only room for their own text (the editor checks the
+    // whole message against its buffer); where even that is short, nothing changes either.
+    run tight({header(rule_kind::header_add, "X-Long", std::string(200, 'x'))});
+    tight.input = m;
+    ASSERT_EQ(parse(tight.input, tight.in), error::none);
+    const rule_set set{0, 1};
+    rule_edits re;
+    std::array<char, 100> small{};
+    EXPECT_EQ(apply_rules_as_edits(tight.rt, {&set, 1}, tight.in, {"sbc.example.net", "carrier-1"}, tight.work,
+                                   {tight.hits.data(), tight.failures.data()}, small, tight.out, re),
+              rule_outcome::too_long);
+    EXPECT_EQ(re.n, 0u);
 }
 
 TEST(sip_rules, a_message_no_rule_changed_is_not_copied)
