@@ -128,9 +128,10 @@ private:
     /// The route's fallback group takes the call after final `code` (route_fallback.h); true when it did.
     bool fall_back(msg_ctx& c, uint32_t slot, uint16_t code) noexcept;
     bool fallback_exhausted(const call_env& e, uint32_t slot) noexcept;
-    /// The edits that take a peer's response of call `s` to its caller: our Via off, topology
-    /// hiding's restores, the anchored media's SDP. False: a hidden value did not decode (counted).
-    bool upstream_edits(const msg_ctx& c, const call_setup& s, edits& e, th_scratch& th) noexcept;
+    /// The edits that take a peer's response of setup `slot` to its caller: our Via off,
+    /// topology hiding's restores, the anchored media's SDP. False: a hidden value did not
+    /// decode (counted).
+    bool upstream_edits(const msg_ctx& c, uint32_t slot, edits& e, th_scratch& th) noexcept;
     void relay_upstream(const msg_ctx& c, uint32_t slot) noexcept;
     void respond_upstream(const call_env& e, uint32_t slot, uint16_t code, bool retry_after, uint32_t retry_after_s,
                           std::string_view reason = {}) noexcept;

@@ -136,12 +136,18 @@ void call_core::await_ack(const call_env& e, uint32_t slot) noexcept
     arm(slot);
 }
 
-bool call_core::upstream_edits(const msg_ctx& c, const call_setup& s, edits& e, th_scratch& th) noexcept
+bool call_core::upstream_edits(const msg_ctx& c, uint32_t slot, edits& e, th_scratch& th) noexcept
 {
+    const call_setup& s = setups_->at(slot);
     e.pop_via = true;
     if ((s.attempt_stages & stage::hiding) != 0) {
-        // Topology hiding: the caller's Vias back, and hidden toward a hidden caller.
-        if (s.th_hidden && !hiding::restore_vias(c, *c.m, nullptr, e, th)) return false;
+        // Topology hiding: the caller's Vias back (from the kept INVITE, which holds them as
+        // they came, else from our hidden Via), and hidden toward a hidden caller.
+        if (s.th_hidden && s.inv.vias.len != 0) {
+            e.push_via = std::string_view(store_of(slot) + s.inv.vias.off, s.inv.vias.len);
+        } else if (s.th_hidden && !hiding::restore_vias(c, *c.m, nullptr, e, th)) {
+            return false;
+        }
         if (!hiding::hide_response(c, *c.m, s.local, (s.attempt_stages & stage::hide_caller) != 0, e, th)) return false;
     }
     media_body(*c.m, s.callid_hash, media_leg::a, s.stages, e, c.now);  // refused: the answer goes on unchanged
@@ -164,7 +170,7 @@ void call_core::relay_upstream(const msg_ctx& c, uint32_t slot) noexcept
     }
     edits e;
     th_scratch th;
-    if (!upstream_edits(c, s, e, th)) return;
+    if (!upstream_edits(c, slot, e, th)) return;
     via_splice ocs;  // RFC 7339: our feedback in the caller's Via, when it advertised oc
     if (oc::stamp_relayed(*oc_, m, ocs, *stats_)) e.via_params = &ocs;
     const write_result r = edit_out(m, e, c.out, *d);
@@ -284,7 +290,7 @@ bool call_core::fall_back(msg_ctx& c, uint32_t slot, uint16_t code) noexcept
     s.final_len = 0;
     edits e;
     th_scratch th;
-    if (relayable(*c.m, s) && upstream_edits(c, s, e, th)) {  // as relay_upstream
+    if (relayable(*c.m, s) && upstream_edits(c, slot, e, th)) {  // as relay_upstream
         // The setup's store (call_large.h), kept no larger than an outbox message's buffer.
         const std::size_t room = store_room(slot) - s.invite_len;
         const std::span<char> store(store_of(slot) + s.invite_len, room < max_out_size ? room : max_out_size);

@@ -107,6 +107,16 @@ invite_index index_of(const message& m, const edit_shifts& sh) noexcept
     ix.cseq = m.cseq;
     const uint32_t first = header_start(m);
     ix.via_at = static_cast<uint16_t>(sh.moved(m.h_via != no_header ? m.headers[m.h_via].line.off : first));
+    if (m.h_via != no_header) {
+        unsigned last = m.h_via;
+        while (last + 1u < m.header_count && m.headers[last + 1].id == header_id::via) ++last;
+        bool one_run = true;
+        for (unsigned i = last + 1; i < m.header_count && one_run; ++i) one_run = m.headers[i].id != header_id::via;
+        if (one_run) {
+            const uint32_t b = sh.moved(m.headers[m.h_via].value.off);
+            ix.vias = span{static_cast<uint16_t>(b), static_cast<uint16_t>(sh.moved(m.headers[last].value.end()) - b)};
+        }
+    }
     ix.rr_at = static_cast<uint16_t>(sh.moved(m.h_record_route != no_header ? m.headers[m.h_record_route].line.off : first));
     return ix;
 }

@@ -68,6 +68,9 @@ struct invite_index {
     uint32_t cseq = 0;
     uint16_t via_at = 0;  ///< where our Via goes: the first Via line (or the first header)
     uint16_t rr_at = 0;   ///< where our Record-Route goes: the first Record-Route line (or the first header)
+    /// The caller's Vias, from the first value to the end of the last, when their lines are
+    /// one run (what topology hiding gives back to a response); empty otherwise.
+    span vias;
 };
 
 /// One INVITE server transaction and its client attempts; its key in the setups table is the

@@ -321,7 +321,11 @@ bool hide_request(const call_env& e, const message& m, const endpoint& local, st
                   const endpoint& src, bool advertise, edits& ed, th_scratch& th) noexcept
 {
     const uint64_t key = e.t.hiding_key;
-    const std::size_t vl = write_hidden_via(th.via, local, branch, src, m, key, advertise);
+    // An ACK is never answered (RFC 3261 17.1.1.3, 13.2.2.4): nothing comes back to restore
+    // Vias into, so ours carries neither them nor the sender, and nothing is encoded.
+    const std::size_t vl = m.req_method == method::ack
+                               ? without_via_source({th.via.data(), write_via(th.via, local, branch, src, advertise)})
+                               : write_hidden_via(th.via, local, branch, src, m, key, advertise);
     const std::string_view c = contact_uri(m);
     const std::size_t cl = c.empty() ? 0 : write_hidden_contact(th.contact, local, host_of(e.t, local), e.worker, c, key);
     if (vl == 0 || (!c.empty() && cl == 0)) {

@@ -67,8 +67,9 @@ bool names_us(const proxy_tables& t, const message& m) noexcept;
 bool first_route(std::string_view routes, endpoint& next) noexcept;
 /// The name we present on our endpoint `local` (its trunk's FQDN), or "" (the address).
 std::string_view host_of(const proxy_tables& t, const endpoint& local) noexcept;
-/// In-dialog toward a hidden side: our Via (hiding the sender `src` and the Vias of `m`) and
-/// our Contact in `ed`; false when they do not fit (counted th_too_big).
+/// In-dialog toward a hidden side: our Via (hiding the sender `src` and the Vias of `m`; an
+/// ACK's, never answered, carries neither) and our Contact in `ed`; false when they do not
+/// fit (counted th_too_big).
 bool hide_request(const call_env& e, const message& m, const endpoint& local, std::string_view branch,
                   const endpoint& src, bool advertise, edits& ed, th_scratch& th) noexcept;
 

@@ -292,6 +292,12 @@ TEST(topology_hiding, a_caller_that_ignores_record_route_completes_its_call_thro
     ASSERT_NE(ack, nullptr) << (a.empty() ? std::string("nothing sent") : a[0]->text);
     EXPECT_EQ(lines(*ack->m, header_id::via).find("198.18.0.2"), std::string::npos) << ack->text;
     EXPECT_EQ(contact_of(*ack).find("198.18.0.2"), std::string::npos) << ack->text;
+    // Nothing answers an ACK: its one Via is ours, with nothing encoded in it to restore.
+    const std::string ack_via = lines(*ack->m, header_id::via);
+    EXPECT_EQ(ack_via.rfind("Via: SIP/2.0/UDP 198.18.0.1:5060;branch=z9hG4bK", 0), 0u) << ack_via;
+    EXPECT_EQ(ack_via.find("\r\n"), ack_via.size() - 2) << "one Via line";
+    EXPECT_EQ(ack_via.find("sbc-th"), std::string::npos) << ack_via;
+    EXPECT_EQ(ack_via.find("sbc-src"), std::string::npos) << ack_via;
     const batch b = hx.deliver(plain("BYE", 2), caller);
     const sent* bye = find_to(b, r1a, "BYE sip:bob@198.18.1.11:5060 ");
     ASSERT_NE(bye, nullptr) << (b.empty() ? std::string("nothing sent") : b[0]->text);
