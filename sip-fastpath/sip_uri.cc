@@ -153,7 +153,7 @@ bool parse_uri(std::string_view buf, span s, uri& out) noexcept {
     // The user part runs to ':' (a password follows) or '@'; ':' is not a user byte, so
     // the bytes are checked as they are read.
     uint32_t pc = p;
-    while (pc < a && buf[pc] != ':') {
+    while ((pc = skip_plain(buf.data(), pc, a, static_cast<uint32_t>(buf.size()))) < a && buf[pc] != ':') {
       if (!chars::is(buf[pc], chars::user)) return false;
       if (buf[pc] == '%') {
         if (pc + 2 >= a || !chars::is(buf[pc + 1], chars::hexdig) || !chars::is(buf[pc + 2], chars::hexdig))
@@ -189,7 +189,10 @@ bool parse_uri(std::string_view buf, span s, uri& out) noexcept {
     // a parameter byte): every byte a parameter byte, each '%' an escape, and every
     // parameter with a name (no ";;", no ";=", no ';' last).
     const uint32_t pb = p;
-    for (; p < e && buf[p] != '?'; ++p) {
+    const auto limit = static_cast<uint32_t>(buf.size());
+    for (; p < e; ++p) {
+      p = skip_plain(buf.data(), p, e, limit);  // bytes that need no look of their own
+      if (p == e || buf[p] == '?') break;
       const char c = buf[p];
       if (!chars::is(c, chars::uparam)) return false;
       if (c == ';') {
