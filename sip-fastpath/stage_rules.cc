@@ -72,32 +72,42 @@ const message* apply_in(rules_stage& s, const msg_ctx& c) noexcept
     return apply(s, rt, {sets.data(), n}, *c.m, ctx, c.stats, s.in_buf, s.in_msg);
 }
 
+namespace {
+
+/// The outbound rule sets toward peer index `p` (its region's, then its trunk's) and what
+/// their variables stand for (`addr`: room for the trunk's address); how many there are.
+std::size_t out_sets(const call_env& e, uint32_t p, std::array<rule_set, 2>& sets, std::span<char> addr,
+                     rule_context& ctx) noexcept
+{
+    if (!e.t.rules || p >= e.t.peers.size()) return 0;
+    const peer& pe = e.t.peers[p];
+    const std::size_t n = pick(e.t.rules->region_out, pe.region, e.t.rules->trunk_out, pe.trunk, sets);
+    if (n != 0) ctx = rule_context{trunk_name(e.t, pe.trunk, addr), pe.name};
+    return n;
+}
+
+}  // namespace
+
 const message& apply_out(rules_stage& s, const call_env& e, uint32_t p, const message& m) noexcept
 {
-    if (!e.t.rules || p >= e.t.peers.size()) return m;
-    const rule_tables& rt = *e.t.rules;
-    const peer& pe = e.t.peers[p];
     std::array<rule_set, 2> sets{};
-    const std::size_t n = pick(rt.region_out, pe.region, rt.trunk_out, pe.trunk, sets);
-    if (n == 0) return m;
     char addr[max_address_text];
-    const rule_context ctx{trunk_name(e.t, pe.trunk, addr), pe.name};
-    return *apply(s, rt, {sets.data(), n}, m, ctx, e.stats, s.out_buf, s.out_msg);
+    rule_context ctx;
+    const std::size_t n = out_sets(e, p, sets, addr, ctx);
+    if (n == 0) return m;
+    return *apply(s, *e.t.rules, {sets.data(), n}, m, ctx, e.stats, s.out_buf, s.out_msg);
 }
 
 const message& apply_out_edits(rules_stage& s, const call_env& e, uint32_t p, const message& m, edits& ed) noexcept
 {
-    if (!e.t.rules || p >= e.t.peers.size()) return m;
-    const rule_tables& rt = *e.t.rules;
-    const peer& pe = e.t.peers[p];
     std::array<rule_set, 2> sets{};
-    const std::size_t n = pick(rt.region_out, pe.region, rt.trunk_out, pe.trunk, sets);
-    if (n == 0) return m;
     char addr[max_address_text];
-    const rule_context ctx{trunk_name(e.t, pe.trunk, addr), pe.name};
+    rule_context ctx;
+    const std::size_t n = out_sets(e, p, sets, addr, ctx);
+    if (n == 0) return m;
     proxy_stats& st = e.stats;
-    switch (apply_rules_as_edits(rt, {sets.data(), n}, m, ctx, s.work, {st.rule_hits.data(), st.rule_failures.data()},
-                                 s.out_buf, s.out_msg, s.out_edits)) {
+    switch (apply_rules_as_edits(*e.t.rules, {sets.data(), n}, m, ctx, s.work,
+                                 {st.rule_hits.data(), st.rule_failures.data()}, s.out_buf, s.out_msg, s.out_edits)) {
     case rule_outcome::unchanged: return m;
     case rule_outcome::as_edits:
         st.add(proxy_counter::rules_rewritten);

@@ -66,6 +66,15 @@ struct call_fixture {
     std::unique_ptr<sip::outbox> out = std::make_unique<sip::outbox>();
     uint64_t now = 1000;
 
+    static void add_rule(sip::rule_tables& rt, const sip::rule_spec& spec, const char* owner, bool outbound)
+    {
+        sip::rule r;
+        EXPECT_FALSE(sip::compile_rule(spec, r));
+        r.owner = owner;
+        r.outbound = outbound;
+        rt.rules.push_back(std::move(r));
+    }
+
     /// `outbound`: the region also adds a header to every INVITE sent toward its peers.
     explicit call_fixture(bool outbound = false)
     {
@@ -76,10 +85,7 @@ struct call_fixture {
         national.field = sip::rule_field::ruri;
         national.match = "^0([1-9][0-9]+)$";
         national.replace = "+44$1";
-        sip::rule r;
-        EXPECT_FALSE(sip::compile_rule(national, r));
-        r.owner = "trunk:core";
-        rt->rules.push_back(std::move(r));
+        add_rule(*rt, national, "trunk:core", false);
         rt->trunk_in = {{0, 1}};
         rt->trunk_out = {{0, 0}};
         rt->region_in = {{0, 0}};
@@ -89,11 +95,7 @@ struct call_fixture {
             tag.kind = sip::rule_kind::header_add;
             tag.header = "X-Leg";
             tag.value = "toward ${peer}";
-            sip::rule o;
-            EXPECT_FALSE(sip::compile_rule(tag, o));
-            o.owner = "region:r1";
-            o.outbound = true;
-            rt->rules.push_back(std::move(o));
+            add_rule(*rt, tag, "region:r1", true);
             rt->region_out = {{1, 1}};
         }
         t->rules = rt;
@@ -126,6 +128,16 @@ std::string per_attempt_blanked(std::string text)
     return text;
 }
 
+/// The caller's INVITE of call `id` to a national number, with an offer.
+std::string national_invite(const std::string& id)
+{
+    return with_body("INVITE sip:02071234567@198.18.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-" + id +
+                         "\r\nMax-Forwards: 70\r\nFrom: <sip:alice@198.18.0.2>;tag=a1\r\n"
+                         "To: <sip:02071234567@198.18.0.1>\r\nCall-ID: " + id +
+                         "\r\nCSeq: 1 INVITE\r\nContact: <sip:alice@198.18.0.2:5060>\r\n",
+                     sdp_of("198.18.0.2", 4000));
+}
+
 /// The message of `o` sent to `to` that starts with `start`.
 const std::string* sent_to(const std::vector<sent_msg>& o, endpoint to, std::string_view start)
 {
@@ -141,11 +153,7 @@ TEST(proxy_parse_once, a_failed_over_call_with_an_editing_rule_parses_each_messa
     const uint64_t sdp0 = rtp::sdp_parse_count();
     uint64_t parses = 0;
 
-    const std::string invite = with_body(
-        "INVITE sip:02071234567@198.18.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-po1\r\n"
-        "Max-Forwards: 70\r\nFrom: <sip:alice@198.18.0.2>;tag=a1\r\nTo: <sip:02071234567@198.18.0.1>\r\n"
-        "Call-ID: po1\r\nCSeq: 1 INVITE\r\nContact: <sip:alice@198.18.0.2:5060>\r\n",
-        sdp_of("198.18.0.2", 4000));
+    const std::string invite = national_invite("po1");
     auto o = f.deliver(invite, caller, parses);
     EXPECT_EQ(parses, 1u) << "the INVITE";
     const std::string* first = sent_to(o, r1a, "INVITE sip:+442071234567@");
@@ -187,11 +195,7 @@ TEST(proxy_parse_once, an_outbound_rule_edits_the_first_attempt_from_the_invite_
     call_fixture f(true);
     const uint64_t rewrites0 = sip::rewrite_parse_count();
     uint64_t parses = 0;
-    const std::string invite = with_body(
-        "INVITE sip:02071234567@198.18.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-po2\r\n"
-        "Max-Forwards: 70\r\nFrom: <sip:alice@198.18.0.2>;tag=a1\r\nTo: <sip:02071234567@198.18.0.1>\r\n"
-        "Call-ID: po2\r\nCSeq: 1 INVITE\r\nContact: <sip:alice@198.18.0.2:5060>\r\n",
-        sdp_of("198.18.0.2", 4000));
+    const std::string invite = national_invite("po2");
     auto o = f.deliver(invite, caller, parses);
     EXPECT_EQ(parses, 1u) << "the INVITE alone: its first attempt is edited from that parse";
     const std::string* first = sent_to(o, r1a, "INVITE sip:+442071234567@");
