@@ -269,6 +269,26 @@ void put_with_field(writer& w, std::string_view raw, uint32_t a, uint32_t b, con
     copy(at, b);
 }
 
+/// Header line `i` of the message as its header_replace rule made it.
+void put_replaced(writer& w, const state& s, unsigned i) noexcept
+{
+    w.put(s.m.text(s.m.headers[i].name));
+    w.put(": ");
+    put_value(w, s, *s.replacement[i]);
+    w.put("\r\n");
+}
+
+/// The headers the rules added, one line each, in their order.
+void put_added(writer& w, const state& s) noexcept
+{
+    for (uint32_t k = 0; k < s.n_added; ++k) {
+        w.put(s.added[k].name_from->header);
+        w.put(": ");
+        put_value(w, s, *s.added[k].value_from);
+        w.put("\r\n");
+    }
+}
+
 /// The message as the rules left it, into `out`; `map` says which lines are the original's
 /// (parse_rewritten() takes what they parsed to instead of parsing them again).
 write_result write_message(const state& s, std::span<char> out, rewrite_map& map) noexcept
@@ -288,10 +308,7 @@ write_result write_message(const state& s, std::span<char> out, rewrite_map& map
         line_origin& o = map.lines[map.count < max_headers ? map.count++ : max_headers - 1];
         o = line_origin{no_header, 0};
         if ((s.replaced >> i & 1) != 0) {
-            w.put(m.text(h.name));
-            w.put(": ");
-            put_value(w, s, *s.replacement[i]);
-            w.put("\r\n");
+            put_replaced(w, s, i);
             continue;
         }
         const field_state* fs = nullptr;
@@ -304,18 +321,12 @@ write_result write_message(const state& s, std::span<char> out, rewrite_map& map
             w.put(m.text(h.line));
         }
     }
-    for (uint32_t k = 0; k < s.n_added; ++k) {
-        w.put(s.added[k].name_from->header);
-        w.put(": ");
-        put_value(w, s, *s.added[k].value_from);
-        w.put("\r\n");
-    }
+    put_added(w, s);
     const uint32_t last = m.headers[m.header_count - 1].line.end();
     w.put(raw.substr(last, m.headers_end > last ? m.headers_end - last : 0));  // the empty line
     w.put(m.text(m.body));
     return w.result();
 }
-
 
 /// The header rules' changes of `s` (no field changed) as line edits, their text into `out`;
 /// false when they need more than rule_edits::capacity lines or `out` is too small.
@@ -331,23 +342,13 @@ bool write_edits(const state& s, std::span<char> out, rule_edits& re) noexcept
         if (re.n == rule_edits::capacity) return false;
         const header& h = m.headers[i];
         char* start = w.p;
-        if (!removed) {
-            w.put(m.text(h.name));
-            w.put(": ");
-            put_value(w, s, *s.replacement[i]);
-            w.put("\r\n");
-        }
+        if (!removed) put_replaced(w, s, i);
         re.lines[re.n++] = line_edit{h.line.off, h.line.len, text_from(start)};
     }
     if (s.n_added != 0) {
         if (re.n == rule_edits::capacity) return false;
         char* start = w.p;
-        for (uint32_t k = 0; k < s.n_added; ++k) {
-            w.put(s.added[k].name_from->header);
-            w.put(": ");
-            put_value(w, s, *s.added[k].value_from);
-            w.put("\r\n");
-        }
+        put_added(w, s);
         re.lines[re.n++] = line_edit{m.headers[m.header_count - 1].line.end(), 0, text_from(start)};
     }
     return w.result().ok();

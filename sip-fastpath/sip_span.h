@@ -52,6 +52,7 @@ enum : uint16_t {
   hostc = 2048,    // hostname, IPv4, IPv6 reference bytes: alnum "-._:[]"
   pdelim = 4096,   // ends a parameter name or value in the parser's fast pass
   hostend = 8192,  // ends a URI's host: ':' (port), ';' (parameters), '?' (headers)
+  plain = 16384,   // taken as they are by every part of a URI: alnum "-_.=" (skip_plain)
 };
 
 constexpr bool in(char c, std::string_view set) {
@@ -81,6 +82,7 @@ constexpr std::array<uint16_t, 256> make_table() {
     if (alnum || in(c, "-._:[]")) v |= hostc;
     if (in(c, " \t\r\n;,=\"<>")) v |= pdelim;
     if (in(c, ":;?")) v |= hostend;
+    if (alnum || in(c, "-_.=")) v |= plain;
     t[static_cast<std::size_t>(i)] = v;
   }
   return t;
@@ -118,8 +120,8 @@ inline uint32_t find_byte(const char* d, uint32_t pos, uint32_t end, char c,
 }
 
 /// Offset of the first byte in d[pos, end) that is not a letter, a digit, '-', '_', '.' or
-/// '=' (bytes every part of a URI takes as they are), or end; 16 bytes at a time, loads up to
-/// `limit` like find_byte. Long runs of them are the rule in our own URIs (topology hiding's
+/// '=' (chars::plain: bytes every part of a URI takes as they are), or end; 16 bytes at a
+/// time, loads up to `limit` like find_byte. Long runs of them are the rule in our own URIs (topology hiding's
 /// base64), which a byte-wise check would cost several instructions a byte.
 inline uint32_t skip_plain(const char* d, uint32_t pos, uint32_t end, uint32_t limit = 0) noexcept {
   if (limit < end) limit = end;
@@ -143,13 +145,7 @@ inline uint32_t skip_plain(const char* d, uint32_t pos, uint32_t end, uint32_t l
     pos += 16;
   }
 #endif
-  while (pos < end) {
-    const char c = d[pos];
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-                       c == '_' || c == '.' || c == '=';
-    if (!plain) break;
-    ++pos;
-  }
+  while (pos < end && chars::is(d[pos], chars::plain)) ++pos;
   return pos < end ? pos : end;
 }
 
