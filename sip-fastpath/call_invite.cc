@@ -426,7 +426,8 @@ write_result call_core::edit_invite(const call_env& e, uint32_t slot, std::strin
     const message* inv = nullptr;
     if (src != nullptr && src->m != nullptr) {
         // The first attempt: the INVITE as taken, with the kept copy's edits made again in
-        // the same pass (rules never name Max-Forwards or the body: managed_header).
+        // the same pass (rules never name Max-Forwards or the body: managed_header). These are
+        // the edits keep_invite makes; one it gains must be copied here too.
         inv = src->m;
         ed.decrement_max_forwards = src->kept.decrement_max_forwards;
         ed.replace_body = src->kept.replace_body;
