@@ -185,7 +185,8 @@ bool call_core::forward_hidden(msg_ctx& c, const route_walk& w, uint32_t dl) noe
             have_next = hiding::first_route(routes, next);
         } else {
             const std::string_view target = ruri.empty() ? m.text(m.request_uri) : ruri;
-            have_next = uri_target(target, span{0, static_cast<uint16_t>(target.size())}, next);
+            have_next = (from_caller && !ruri.empty() && hiding::kept_target(*hiding_, dl, ruri, next)) ||
+                        uri_target(target, span{0, static_cast<uint16_t>(target.size())}, next);
         }
     }
     if (!from_caller && is_stream(de.caller.proto)) {

@@ -289,7 +289,17 @@ uint8_t on_dialog_up(hiding_stage& s, stage_mask stages, const message& ok, uint
     const std::string_view c = contact_uri(ok);
     tg.len = c.size() <= tg.uri.size() ? static_cast<uint8_t>(c.size()) : 0;
     std::memcpy(tg.uri.data(), c.data(), tg.len);
+    const uri* u = first_contact_uri(ok);  // parsed by contact_uri: read, not parsed again
+    tg.routable = tg.len != 0 && u != nullptr && parsed_uri_target(ok.raw, *u, tg.next);
     return hide;
+}
+
+bool kept_target(const hiding_stage& s, uint32_t d, std::string_view ruri, endpoint& next) noexcept
+{
+    const th_target& tg = s.targets[d];
+    if (!tg.routable || ruri != std::string_view(tg.uri.data(), tg.len)) return false;
+    next = tg.next;
+    return true;
 }
 
 std::string_view target_of(const hiding_stage& s, uint32_t d) noexcept

@@ -54,6 +54,10 @@ bool hide_response(const call_env& e, const message& m, const endpoint& our, boo
 uint8_t on_dialog_up(hiding_stage& s, stage_mask stages, const message& ok, uint32_t d) noexcept;
 /// The callee's Contact URI kept for dialog `d` (empty: none).
 std::string_view target_of(const hiding_stage& s, uint32_t d) noexcept;
+/// True, with `next` its target, when `ruri` (a Request-URI decoded from the Contact we wrote)
+/// is the callee's Contact kept for dialog `d` and that names an address: the target read
+/// when the dialog started, so the URI is not parsed again for each request.
+bool kept_target(const hiding_stage& s, uint32_t d, std::string_view ruri, endpoint& next) noexcept;
 
 /// In-dialog: the route set an encoded ;sbc-th= of our Route hid, into `th.routes`; false
 /// when it does not decode.

@@ -109,10 +109,14 @@ struct th_scratch {
 
 /// The callee's Contact URI of a hidden dialog (its 2xx's), by dialog slot: where requests
 /// sent to the SBC's own address in the dialog go (a caller that ignores Record-Route and
-/// Contact). Written when the dialog starts, only for hidden dialogs.
+/// Contact), and where the caller's requests to the Contact we wrote go once it is decoded
+/// (`next`, read from the 2xx's parse: not parsed again per request). Written when the dialog
+/// starts, only for hidden dialogs.
 struct th_target {
     uint8_t len = 0;  ///< 0: none kept (too long, or no Contact)
     std::array<char, 127> uri;
+    bool routable = false;  ///< `next` holds the URI's own target (an address, not a name)
+    endpoint next;
 };
 
 }  // namespace sbc::sip

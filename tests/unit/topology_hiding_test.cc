@@ -272,6 +272,52 @@ TEST(topology_hiding, in_dialog_requests_both_ways_reach_the_original_contacts_a
 
 }
 
+TEST(topology_hiding, the_callers_requests_follow_the_callee_when_its_contact_moves)
+{
+    // No proxy on the callee's side: the caller's requests go to the Request-URI, the Contact
+    // we wrote, which decodes to the callee's Contact of the moment.
+    harness hx;
+    const batch inv = hx.deliver(invite("th-move"), caller);
+    const sent* at_callee = find_to(inv, r1a, "INVITE ");
+    ASSERT_NE(at_callee, nullptr);
+    const std::string dialog = "Call-ID: th-move\r\n";
+    const std::string ok_text = "SIP/2.0 200 OK\r\n" + lines(*at_callee->m, header_id::via) +
+                                lines(*at_callee->m, header_id::record_route) + lines(*at_callee->m, header_id::from) +
+                                "To: <sip:+15550100@example.net>;tag=b1\r\n" + dialog + "CSeq: 1 INVITE\r\n"
+                                "Contact: <sip:bob@198.18.1.11:5060>\r\nContent-Length: 0\r\n\r\n";
+    const batch ok = hx.deliver(ok_text, r1a);
+    const sent* at_caller = find_to(ok, caller, "SIP/2.0 200");
+    ASSERT_NE(at_caller, nullptr);
+    const std::string rr = value(*at_caller, header_id::record_route);
+    const std::string our_rr_for_caller = rr.substr(0, rr.find('>') + 1);
+    const auto from_caller = [&](const std::string& method, const std::string& ruri, int cseq) {
+        return method + " " + ruri + " SIP/2.0\r\n" + caller_vias + "Route: " + our_rr_for_caller + "\r\n"
+               "Max-Forwards: 70\r\nFrom: <sip:alice@example.com>;tag=a1\r\n"
+               "To: <sip:+15550100@example.net>;tag=b1\r\n" + dialog + "CSeq: " + std::to_string(cseq) + " " +
+               method + "\r\nContent-Length: 0\r\n\r\n";
+    };
+    // Before the move: to the Contact of the 200.
+    const batch info = hx.deliver(from_caller("INFO", contact_of(*at_caller), 2), caller);
+    ASSERT_NE(find_to(info, r1a, "INFO sip:bob@198.18.1.11:5060 "), nullptr)
+        << (info.empty() ? std::string("nothing sent") : info[0]->text);
+    // The callee's re-INVITE moves its Contact to port 5080; the caller gets a new Contact of ours.
+    const std::string reinvite = "INVITE " + contact_of(*at_callee) + " SIP/2.0\r\n"
+                                 "Via: SIP/2.0/UDP 198.18.1.11:5060;branch=z9hG4bK-move\r\n"
+                                 "Route: " + value(*at_callee, header_id::record_route) + "\r\n"
+                                 "Max-Forwards: 70\r\nFrom: <sip:+15550100@example.net>;tag=b1\r\n"
+                                 "To: <sip:alice@example.com>;tag=a1\r\n" + dialog + "CSeq: 7 INVITE\r\n"
+                                 "Contact: <sip:bob@198.18.1.11:5080>\r\nContent-Length: 0\r\n\r\n";
+    const batch re = hx.deliver(reinvite, r1a);
+    const sent* re_at_caller = find_to(re, endpoint::udp4(ip(198, 18, 0, 2), 5070), "INVITE ");
+    ASSERT_NE(re_at_caller, nullptr) << (re.empty() ? std::string("nothing sent") : re[0]->text);
+    expect_absent(contact_of(*re_at_caller), {"198.18.1.11", "5080"}, "the re-INVITE's Contact at the caller");
+    // After it: the caller's BYE to that Contact reaches the callee where it moved.
+    const batch bye = hx.deliver(from_caller("BYE", contact_of(*re_at_caller), 3), caller);
+    const sent* at = find_to(bye, endpoint::udp4(ip(198, 18, 1, 11), 5080), "BYE sip:bob@198.18.1.11:5080 ");
+    ASSERT_NE(at, nullptr) << (bye.empty() ? std::string("nothing sent") : std::to_string(bye[0]->dst.port) + " " + bye[0]->text);
+    EXPECT_EQ(hx.stat(proxy_counter::th_undecodable), 0u);
+}
+
 TEST(topology_hiding, a_caller_that_ignores_record_route_completes_its_call_through_the_dialog)
 {
     // SIPp's built-in uac: ACK and BYE to the address it called, no Route.
