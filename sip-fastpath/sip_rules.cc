@@ -71,10 +71,9 @@ struct state {
     bool changed = false;
 };
 
-void locate_uri(std::string_view raw, span text, field_state& fs) noexcept
+/// The user part of `u` (the URI `text`, parsed) and where a `;user=` goes.
+void locate_parsed_uri(std::string_view raw, span text, const uri& u, field_state& fs) noexcept
 {
-    uri u;
-    if (!parse_uri(raw, text, u)) return;
     fs.uri = text;
     if (u.scheme == uri_scheme::sip || u.scheme == uri_scheme::sips) {
         fs.user = u.user;
@@ -96,11 +95,22 @@ void locate_uri(std::string_view raw, span text, field_state& fs) noexcept
     fs.cur_len = fs.user.len;
 }
 
-void locate_name_addr(std::string_view raw, const header& h, uint8_t line, field_state& fs) noexcept
+void locate_uri(std::string_view raw, span text, field_state& fs) noexcept
+{
+    uri u;
+    if (parse_uri(raw, text, u)) locate_parsed_uri(raw, text, u, fs);
+}
+
+/// `parsed`: the parser's own read of this header (From, To of a message without errors),
+/// the same call as below; else the header is read here.
+void locate_name_addr(std::string_view raw, const header& h, uint8_t line, field_state& fs,
+                      const name_addr* parsed = nullptr) noexcept
 {
     name_addr na;
     uint32_t next = 0;
-    if (parse_name_addr_at(raw, h.value.off, h.value.end(), na, error::bad_header_line, next, false) != error::none)
+    if (parsed != nullptr)
+        na = *parsed;
+    else if (parse_name_addr_at(raw, h.value.off, h.value.end(), na, error::bad_header_line, next, false) != error::none)
         return;
     fs.line = line;
     fs.angle = na.angle;
@@ -113,13 +123,21 @@ field_state& field(state& s, rule_field which) noexcept
     if (fs.located) return fs;
     fs.located = true;
     const message& m = s.m;
+    // A message the parser found nothing wrong with: its Request-URI, From and To as it read
+    // them (each parsed by the same calls as here), not parsed again.
+    const bool clean = m.first_error == error::none && m.errors.empty();
     switch (which) {
-    case rule_field::ruri: locate_uri(m.raw, m.request_uri, fs); break;
+    case rule_field::ruri:
+        if (clean)
+            locate_parsed_uri(m.raw, m.request_uri, m.ruri, fs);
+        else
+            locate_uri(m.raw, m.request_uri, fs);
+        break;
     case rule_field::from:
-        if (m.h_from != no_header) locate_name_addr(m.raw, m.headers[m.h_from], m.h_from, fs);
+        if (m.h_from != no_header) locate_name_addr(m.raw, m.headers[m.h_from], m.h_from, fs, clean ? &m.from : nullptr);
         break;
     case rule_field::to:
-        if (m.h_to != no_header) locate_name_addr(m.raw, m.headers[m.h_to], m.h_to, fs);
+        if (m.h_to != no_header) locate_name_addr(m.raw, m.headers[m.h_to], m.h_to, fs, clean ? &m.to : nullptr);
         break;
     case rule_field::pai:
         for (unsigned i = 0; i < m.header_count; ++i)
