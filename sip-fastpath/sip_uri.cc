@@ -430,7 +430,10 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
       ++p;
     }
   }
-  if (!ieq_lit(parts[0].in(buf), "sip") || parts[1].in(buf) != "2.0") return false;
+  if (!ieq_lit(parts[0].in(buf), "sip")) return false;
+  // Another SIP version ("SIP/7.0/UDP"): read on for the sent-by (a 505 goes back to it),
+  // and the element is refused at the end.
+  out.other_version = parts[1].in(buf) != "2.0";
   out.protocol = make_span(b, parts[2].end());
   out.transport = parts[2];
   // sent-by = host [ COLON port ]
@@ -454,6 +457,7 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
     while (p < e && chars::is(buf[p], chars::digit)) ++p;
     if (!read_port(buf, pb, p, out.port)) return false;
   }
+  out.sent_by = true;
   param_iter it(buf, p, e, true);
   it.strict = strict;
   param pr;
@@ -494,7 +498,7 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
   }
   out.params = make_span(p, it.pos);
   next = it.pos;
-  return !bad;
+  return !bad && !out.other_version;
 }
 
 bool parse_via(std::string_view buf, span value, via& out) noexcept {

@@ -111,10 +111,14 @@ struct via {
   span maddr;
   bool has_branch = false;
   bool has_rport = false;
+  // Set also when the element is refused: sent-protocol and sent-by were read (a request
+  // can still be answered, RFC 4475 3.1.2), and whether the version was not 2.0.
+  bool sent_by = false;
+  bool other_version = false;
 };
 
 /// Parses one Via element. Returns false when malformed (not SIP/2.0, missing
-/// host, port out of range, bad params).
+/// host, port out of range, bad params); `sent_by` and `other_version` say how far it got.
 bool parse_via(std::string_view buf, span value, via& out) noexcept;
 
 /// List form of parse_via: stops before a top-level ',' or at `end`, offset in `next`.

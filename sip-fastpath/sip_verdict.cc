@@ -30,6 +30,12 @@ verdict drop(error cause) noexcept {
   return v;
 }
 
+// A top Via a response can go back by: valid, or refused after its sent-by was read (empty
+// parameters, ";;,;,,", or another version, "SIP/7.0/UDP": RFC 4475 section 3.1.2): RFC 3261
+// 18.2.2 sends a UDP response to the packet's source, and the response copies the Vias as
+// they came.
+bool answerable(const message& m) noexcept { return m.has_top_via || m.top_via.sent_by; }
+
 bool supported(std::string_view opt, std::span<const std::string_view> list) noexcept {
   for (std::string_view s : list)
     if (eq_nocase(s, opt)) return true;
@@ -52,7 +58,7 @@ verdict proxy_verdict(const message& m, const proxy_policy& policy) noexcept {
     // A broken Request-Line (a broken Status-Line stops the parse: no Via). The client
     // matches the 400 by its top Via branch and CSeq method (RFC 3261 section 17.1.3):
     // without a CSeq there is no method to name, and a CSeq of ACK is never answered.
-    if ((m.errors.bits & unanswerable) != 0 || !m.has_top_via || m.h_cseq == no_header ||
+    if ((m.errors.bits & unanswerable) != 0 || !answerable(m) || m.h_cseq == no_header ||
         m.cseq_method == method::ack)
       return drop(m.first_error);
     return respond(400, error_text(m.first_error), m.first_error);
@@ -70,7 +76,7 @@ verdict proxy_verdict(const message& m, const proxy_policy& policy) noexcept {
     v.act = action::forward;
     return v;
   }
-  if ((m.errors.bits & unanswerable) != 0 || !m.has_top_via) {
+  if ((m.errors.bits & unanswerable) != 0 || !answerable(m)) {
     error cause = m.first_error;
     if (cause == error::none) cause = error::bad_via;
     return drop(cause);

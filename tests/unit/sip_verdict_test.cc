@@ -70,6 +70,14 @@ std::vector<verdict_case> cases() {
   v.push_back({"broken status line", rsp([](draft& d) { d.start = "SIP/2.0 2x0 OK"; }), action::drop, 0, ""});
   v.push_back({"too many headers", req([](draft& d) { for (int i = 0; i < 60; ++i) d.add("X-H" + std::to_string(i), "v"); }), action::drop, 0, ""});
   v.push_back({"broken top Via cannot be answered", req([](draft& d) { d.set("Via", "SIP/2.0/UDP"); }), action::drop, 0, ""});
+  // RFC 4475 section 3.1.2: a top Via whose sent-by can be read gets its answer, even when
+  // what follows the sent-by is broken or the version is not ours.
+  v.push_back({"top Via with empty parameters is answered", req([](draft& d) { d.set("Via", "SIP/2.0/UDP 192.0.2.15;;,;,,"); }), action::respond, 400, "malformed Via"});
+  v.push_back({"request and Via of SIP/7.0 get 505", req([](draft& d) { d.start = "OPTIONS sip:t.watson@192.0.2.5 SIP/7.0"; d.set("CSeq", "1 OPTIONS"); d.set("Via", "SIP/7.0/UDP c.example.com;branch=z9hG4bKkdjuw"); }), action::respond, 505, "Version Not Supported"});
+  v.push_back({"a Via of SIP/7.0 under a SIP/2.0 request line is answered 400", req([](draft& d) { d.set("Via", "SIP/7.0/UDP c.example.com;branch=z9hG4bKkdjuw"); }), action::respond, 400, "malformed Via"});
+  v.push_back({"an ACK with empty Via parameters is never answered", req([](draft& d) { d.set("CSeq", "1 ACK"); d.set("Via", "SIP/2.0/UDP 192.0.2.15;;,;,,"); }, "ACK"), action::drop, 0, ""});
+  v.push_back({"empty Via parameters without a host cannot be answered", req([](draft& d) { d.set("Via", "SIP/2.0/UDP ;;,;,,"); }), action::drop, 0, ""});
+  v.push_back({"another protocol in Via cannot be answered", req([](draft& d) { d.set("Via", "XMPP/2.0/UDP h.example;branch=z9hG4bK1"); }), action::drop, 0, ""});
   v.push_back({"broken ACK is never answered", req([](draft& d) { d.set("CSeq", "1 INVITE"); }, "ACK"), action::drop, 0, ""});
   v.push_back({"garbage", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", action::drop, 0, ""});
   v.push_back({"truncated headers", "INVITE sip:a@h SIP/2.0\r\nVia: SIP/2.0/UDP h\r\n", action::drop, 0, ""});
