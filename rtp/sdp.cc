@@ -152,6 +152,20 @@ bool read_attribute(std::string_view body, std::string_view v, uint32_t vbase, u
     return true;
 }
 
+/// o=<username> <sess-id> <sess-version> IN <IP4|IP6> <address>: the span of the address
+/// type and the address, left empty for any other shape (the line is then kept as it is).
+void origin(std::string_view body, std::string_view v, uint32_t vbase, sdp_span& at) noexcept
+{
+    std::size_t pos = 0;
+    for (int i = 0; i < 3; ++i)
+        if (token(v, pos, vbase).empty()) return;
+    const sdp_span net = token(v, pos, vbase);
+    const sdp_span type = token(v, pos, vbase);
+    const sdp_span addr = token(v, pos, vbase);
+    if (net.in(body) != "IN" || (type.in(body) != "IP4" && type.in(body) != "IP6") || addr.empty()) return;
+    at = {type.off, addr.off + addr.len - type.off};
+}
+
 }  // namespace
 
 bool parse_sdp(std::string_view body, sdp& out) noexcept
@@ -176,6 +190,9 @@ bool parse_sdp(std::string_view body, sdp& out) noexcept
         const std::string_view v = line.substr(2);
         const uint32_t vbase = base + 2;
         switch (line[0]) {
+        case 'o':
+            if (out.n_media == 0 && out.o_addr.empty()) origin(body, v, vbase, out.o_addr);
+            break;
         case 'm':
             if (out.n_media >= max_sdp_media) {
                 ++out.extra_media;
@@ -217,8 +234,8 @@ std::size_t rewrite_sdp(std::string_view body, const sdp& parsed, const sdp_rewr
         std::string_view text;  ///< the replacement, or empty for a port number
         uint16_t port = 0;
     };
-    // At most: session c=, and per m-line its port, c=, a=rtcp port and address.
-    std::array<edit, 1 + max_sdp_media * 4> edits{};
+    // At most: o=, session c=, and per m-line its port, c=, a=rtcp port and address.
+    std::array<edit, 2 + max_sdp_media * 4> edits{};
     unsigned n = 0;
     auto add_text = [&](sdp_span at, std::string_view text) {
         if (!at.empty()) edits[n++] = edit{at, text, 0};
@@ -226,6 +243,12 @@ std::size_t rewrite_sdp(std::string_view body, const sdp& parsed, const sdp_rewr
     auto add_port = [&](sdp_span at, uint16_t port) {
         if (!at.empty()) edits[n++] = edit{at, {}, port};
     };
+    char origin[4 + 46];  // "IP4 " and the address
+    if (!parsed.o_addr.empty() && !r.address.empty() && r.address.size() <= sizeof origin - 4) {
+        std::memcpy(origin, "IP4 ", 4);
+        std::memcpy(origin + 4, r.address.data(), r.address.size());
+        add_text(parsed.o_addr, {origin, 4 + r.address.size()});
+    }
     if (parsed.c_ipv4) add_text(parsed.c_addr, r.address);
     for (unsigned i = 0; i < parsed.n_media; ++i) {
         const sdp_media& m = parsed.media[i];

@@ -40,6 +40,7 @@ struct sdp_media {
 };
 
 struct sdp {
+    sdp_span o_addr;            ///< o= "<addrtype> <address>" (IN IP4 or IN IP6), empty when none
     sdp_span c_addr;            ///< session-level c= address token
     uint32_t c_ip = 0;
     bool c_ipv4 = false;        ///< session-level c= present and IN IP4
@@ -64,8 +65,10 @@ struct sdp_rewrite {
 };
 
 /// Writes `body` with every c= address (session and media level, IPv4), the m= ports and the
-/// a=rtcp port and address replaced per `r`; every other byte is copied unchanged. Returns
-/// the length written, or 0 when it does not fit in out.
+/// a=rtcp port and address replaced per `r`, and the o= line's address type and address made
+/// ours ("IP4 <address>": the leg sees the SBC as the session's originator, never the other
+/// side's address); every other byte is copied unchanged. Returns the length written, or 0
+/// when it does not fit in out.
 std::size_t rewrite_sdp(std::string_view body, const sdp& parsed, const sdp_rewrite& r, std::span<char> out) noexcept;
 
 }  // namespace sbc::rtp

@@ -78,6 +78,16 @@ media_call() {
 # pkts FILTER: packets in the capture matching the tcpdump FILTER.
 pkts() { tcpdump -n -r "$DIR/media.pcap" "$1" 2>/dev/null | wc -l; }
 
+# sdp_origin DIR PATTERN: the o= line's address of the first message SIPp in DIR received
+# whose first line matches PATTERN.
+sdp_origin() {
+  msgs "$1" | tr -d '\r' | awk -v pat="$2" '
+    /message received/ { want = 1; inmsg = 0; next }
+    want && NF { want = 0; inmsg = ($0 ~ pat); next }
+    inmsg && /^o=/ { print $NF; exit }
+    /^-----/ { inmsg = 0 }'
+}
+
 # sdp_endpoint DIR FIRST-LINE-REGEX: "ADDR PORT" of the c= and m=audio lines of the first
 # message received by SIPp in DIR whose first line matches the regex.
 sdp_endpoint() {

@@ -2,7 +2,8 @@
 # Media anchoring, a call with RTP both ways: the caller (uac_media.xml) streams 1 s of G.711
 # after the ACK, the callee (uas.xml, -rtp_echo) echoes it. Checked:
 # - the SDP each side sees names sbcd (198.18.0.1) and a port of the [media] range, a
-#   different one for each side; nobody sees the other endpoint's address;
+#   different one for each side, and sbcd as its originator (o=); nobody sees the other
+#   endpoint's address;
 # - on the wire, the caller sends to the port its 200 named and the callee receives from the
 #   port its INVITE named (sbcd's, not the caller's);
 # - every packet the caller sent reached the callee and every echo reached the caller, and
@@ -45,6 +46,12 @@ done
 if msgs "$DIR/peer-$CALLEE" | grep -q "^c=IN IP4 $SIPP_CALLER" || msgs "$DIR/relay" | grep -q "^c=IN IP4 $CALLEE"; then
   fail "an endpoint saw the other endpoint's media address in SDP"
 fi
+# The origin too (o=): each leg sees sbcd as the session's originator.
+o_callee=$(sdp_origin "$DIR/peer-$CALLEE" '^INVITE ')
+o_caller=$(sdp_origin "$DIR/relay" '^SIP/2.0 200')
+note "o= address at the callee: ${o_callee:-none}; at the caller: ${o_caller:-none}"
+[ "$o_callee" = "$MEDIA_ADDR" ] || fail "the INVITE the callee got has o= ${o_callee:-absent}, not sbcd's $MEDIA_ADDR"
+[ "$o_caller" = "$MEDIA_ADDR" ] || fail "the 200 the caller got has o= ${o_caller:-absent}, not sbcd's $MEDIA_ADDR"
 
 # On the wire.
 media_capture_stop

@@ -47,9 +47,9 @@ TEST(sdp_rewrite, replaces_only_addresses_ports_and_rtcp_and_keeps_every_other_b
 {
     const std::string addr = "198.19.0.1";
     const rewrite_case cases[] = {
-        {"session-level c= and one m-line; o= keeps the originator's address", offer, {30000},
+        {"session-level c= and one m-line; o= names the SBC, the session id and version kept", offer, {30000},
          "v=0\r\n"
-         "o=alice 2890844526 2890844526 IN IP4 198.18.0.10\r\n"
+         "o=alice 2890844526 2890844526 IN IP4 198.19.0.1\r\n"
          "s=-\r\n"
          "c=IN IP4 198.19.0.1\r\n"
          "t=0 0\r\n"
@@ -63,7 +63,7 @@ TEST(sdp_rewrite, replaces_only_addresses_ports_and_rtcp_and_keeps_every_other_b
          "m=audio 4000 RTP/AVP 8\r\nc=IN IP4 10.0.0.1\r\na=rtcp:4001\r\n"
          "m=video 5000 RTP/AVP 96\r\nc=IN IP4 10.0.0.2\r\na=rtcp:5003 IN IP4 10.0.0.3\r\na=rtpmap:96 H264/90000\r\n",
          {30000, 30004},
-         "v=0\r\no=- 1 1 IN IP4 10.0.0.1\r\ns=x\r\nt=0 0\r\n"
+         "v=0\r\no=- 1 1 IN IP4 198.19.0.1\r\ns=x\r\nt=0 0\r\n"
          "m=audio 30000 RTP/AVP 8\r\nc=IN IP4 198.19.0.1\r\na=rtcp:30001\r\n"
          "m=video 30004 RTP/AVP 96\r\nc=IN IP4 198.19.0.1\r\na=rtcp:30005 IN IP4 198.19.0.1\r\na=rtpmap:96 H264/90000\r\n"},
         {"rtcp-mux: a=rtcp names the RTP port itself",
@@ -77,6 +77,12 @@ TEST(sdp_rewrite, replaces_only_addresses_ports_and_rtcp_and_keeps_every_other_b
          "v=0\r\ns=-\r\nc=IN IP4 10.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\nm=video 0 RTP/AVP 96\r\n",
          {30000, 30004},
          "v=0\r\ns=-\r\nc=IN IP4 198.19.0.1\r\nt=0 0\r\nm=audio 30000 RTP/AVP 0\r\nm=video 0 RTP/AVP 96\r\n"},
+        {"an IPv6 originator of IPv4 media: the leg sees no address of the other side",
+         "v=0\r\no=bob 7 8 IN IP6 2001:db8::5\r\ns=-\r\nc=IN IP4 10.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n", {30000},
+         "v=0\r\no=bob 7 8 IN IP4 198.19.0.1\r\ns=-\r\nc=IN IP4 198.19.0.1\r\nt=0 0\r\nm=audio 30000 RTP/AVP 0\r\n"},
+        {"an o= of another shape is kept as it came",
+         "v=0\r\no=bob 7 IN IP4\r\ns=-\r\nc=IN IP4 10.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n", {30000},
+         "v=0\r\no=bob 7 IN IP4\r\ns=-\r\nc=IN IP4 198.19.0.1\r\nt=0 0\r\nm=audio 30000 RTP/AVP 0\r\n"},
         {"unknown lines, LF-only line ends and port/count are kept",
          "v=0\ns=-\nc=IN IP4 10.0.0.1\nt=0 0\nx=anything goes here\nm=audio 4000/2 RTP/AVP 0\na=foo:bar\n",
          {30000},
