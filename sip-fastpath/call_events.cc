@@ -63,10 +63,14 @@ void call_core::send_to_peer_simple(const call_env& e, uint32_t slot, std::strin
     // As the INVITE's Via (RFC 3261 9.1, 17.1.1.3), oc advertised alike.
     std::size_t via_len = write_via(via, s.out_local, {branch, branch_stateful_len}, s.caller, e.t.oc.advertise);
     if (s.th_hidden) via_len = without_via_source({via, via_len});  // topology hiding: no caller in it
+    // The Request-URI as the attempt's INVITE had it: retargeted to this peer when it named us.
+    char ruri[max_retarget_size];
+    const std::string_view to_peer =
+        retargeted(e.t, kept, ix.ruri, s.peer, e.t.find_peer(s.peer.addr, s.peer.port), ruri);
     writer w(d->data);
     w.put(meth);
     w.put(" ");
-    w.put(ix.request_uri.in(kept));
+    w.put(to_peer.empty() ? ix.request_uri.in(kept) : to_peer);
     w.put(" SIP/2.0\r\nVia: ");
     w.put({via, via_len});
     w.put("\r\nMax-Forwards: 70\r\nFrom: ");

@@ -92,7 +92,7 @@ uint32_t header_start(const message& m) noexcept
 }
 
 /// The index of the kept INVITE: `m`'s parts where edit() moved them (`sh`).
-invite_index index_of(const message& m, const edit_shifts& sh) noexcept
+invite_index index_of(const proxy_tables& t, const message& m, const edit_shifts& sh) noexcept
 {
     auto at = [&](span s) { return s.len == 0 ? span{} : span{static_cast<uint16_t>(sh.moved(s.off)), s.len}; };
     invite_index ix;
@@ -118,19 +118,21 @@ invite_index index_of(const message& m, const edit_shifts& sh) noexcept
         }
     }
     ix.rr_at = static_cast<uint16_t>(sh.moved(m.h_record_route != no_header ? m.headers[m.h_record_route].line.off : first));
+    ix.ruri = ruri_parts_of(t, m, [&](uint32_t off) { return sh.moved(off); });
     return ix;
 }
 
 /// The kept INVITE `kept` (indexed by `ix`) with our Via and Record-Route line(s) spliced in,
-/// as edit() would have pushed them, into `d` (an outbox large buffer when over max_out_size).
-write_result splice_attempt(std::string_view kept, const invite_index& ix, std::string_view via,
+/// as edit() would have pushed them, and its Request-URI replaced by `ruri` unless that is
+/// empty, into `d` (an outbox large buffer when over max_out_size).
+write_result splice_attempt(std::string_view kept, const invite_index& ix, std::string_view ruri, std::string_view via,
                             const record_routes& rr, outbox& out, out_message& d) noexcept
 {
     constexpr std::string_view via_name = "Via: ", rr_name = "Record-Route: ", crlf = "\r\n";
     const std::size_t via_line = via_name.size() + via.size() + crlf.size();
     std::size_t rr_lines = rr_name.size() + rr.top_len + crlf.size();
     if (rr.second_len != 0) rr_lines += rr_name.size() + rr.second_len + crlf.size();
-    const std::size_t total = kept.size() + via_line + rr_lines;
+    const std::size_t total = kept.size() + via_line + rr_lines + (ruri.empty() ? 0 : ruri.size() - ix.request_uri.len);
     std::span<char> to(d.data);
     if (total > max_out_size) {
         to = out.take_large();
@@ -160,7 +162,13 @@ write_result splice_attempt(std::string_view kept, const invite_index& ix, std::
     const bool via_first = ix.via_at <= ix.rr_at;
     const std::size_t a = via_first ? ix.via_at : ix.rr_at;
     const std::size_t b = via_first ? ix.rr_at : ix.via_at;
-    put(kept.substr(0, a));
+    if (ruri.empty()) {
+        put(kept.substr(0, a));
+    } else {  // the start line's URI; our lines go after the start line
+        put(kept.substr(0, ix.request_uri.off));
+        put(ruri);
+        put(kept.substr(ix.request_uri.end(), a - ix.request_uri.end()));
+    }
     if (via_first) put_via(); else put_rr();
     put(kept.substr(a, b - a));
     if (via_first) put_rr(); else put_via();
@@ -370,7 +378,7 @@ bool call_core::keep_invite(msg_ctx& c, uint32_t slot, uint16_t route, invite_so
         return false;
     }
     s.invite_len = static_cast<uint16_t>(w.len);
-    s.inv = index_of(m, sh);
+    s.inv = index_of(c.t, m, sh);
     src.m = &m;
     src.kept = e;
     return true;
@@ -397,7 +405,9 @@ bool call_core::send_invite(const call_env& e, uint32_t slot, const invite_sourc
     write_record_routes(e.t, s.trunk, s.local, pi != no_peer ? &e.t.peers[pi] : nullptr, local, worker_, rr);
     write_result w;
     if ((s.attempt_stages & (stage::rules_out | stage::hide_callee)) == 0) {
-        w = splice_attempt({store_of(slot), s.invite_len}, s.inv, {via, via_len}, rr, e.out, *d);
+        const std::string_view kept(store_of(slot), s.invite_len);
+        char ruri[max_retarget_size];
+        w = splice_attempt(kept, s.inv, retargeted(e.t, kept, s.inv.ruri, s.peer, pi, ruri), {via, via_len}, rr, e.out, *d);
     } else {
         edits ed;
         ed.push_via = std::string_view(via, via_len);
@@ -447,6 +457,10 @@ write_result call_core::edit_invite(const call_env& e, uint32_t slot, std::strin
         respond_upstream(e, slot, s.cancelled ? 487 : 513, false, 0);
         return {error::no_space, 0};
     }
+    // The message being edited (after any outbound number rule) names the SBC: retargeted.
+    char ruri[max_retarget_size];
+    if (s.inv.ruri.ours)
+        ed.request_uri = retargeted(e.t, inv->raw, ruri_parts_of(e.t, *inv, [](uint32_t off) { return off; }), s.peer, p, ruri);
     return edit_out(*inv, ed, e.out, d);
 }
 

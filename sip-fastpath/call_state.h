@@ -12,6 +12,7 @@
 #include "common/counter.h"
 #include "common/slot_table.h"
 #include "sip-fastpath/peer_select.h"
+#include "sip-fastpath/retarget.h"
 #include "sip-fastpath/route_fallback.h"
 #include "sip-fastpath/stage.h"
 #include "common/timer_wheel.h"
@@ -71,6 +72,8 @@ struct invite_index {
     /// The caller's Vias, from the first value to the end of the last, when their lines are
     /// one run (what topology hiding gives back to a response); empty otherwise.
     span vias;
+    /// The Request-URI's parts an attempt retargets it from, when it names the SBC (retarget.h).
+    ruri_parts ruri;
 };
 
 /// One INVITE server transaction and its client attempts; its key in the setups table is the

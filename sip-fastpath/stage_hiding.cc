@@ -6,6 +6,7 @@
 
 #include "sip-fastpath/call_targets.h"
 #include "sip-fastpath/proxy_ids.h"
+#include "sip-fastpath/retarget.h"
 #include "sip-fastpath/sip_writer.h"
 
 namespace sbc::sip::hiding {
@@ -160,18 +161,11 @@ std::string_view host_of(const proxy_tables& t, const endpoint& local) noexcept
     return {};
 }
 
-/// Whether a Request-URI names the SBC: a trunk's address or FQDN, with a port of that trunk.
+/// Whether a Request-URI names the SBC (retarget.h: a trunk's address or FQDN, with a port of
+/// that trunk), read from the parser's Request-URI.
 bool names_us(const proxy_tables& t, const message& m) noexcept
 {
-    const std::string_view host = m.ruri.host.in(m.raw);
-    const uint16_t port = m.ruri.port != 0 ? m.ruri.port : static_cast<uint16_t>(5060);
-    endpoint ep;
-    const bool literal = uri_target(m.raw, m.request_uri, ep);
-    for (const trunk& tr : t.trunks) {
-        if (!tr.has_port(port)) continue;
-        if (literal ? tr.address == ep.addr : same_host_name(tr.fqdn, host)) return true;
-    }
-    return false;
+    return m.is_request() && !m.errors.has(error::bad_request_uri) && names_sbc(t, m.raw, m.ruri);
 }
 
 /// The first value of a route set in its own buffer `routes`, as a next hop; false when it

@@ -62,7 +62,7 @@ call rules 2 uac.xml -s 02071234567
 p=$(msgs "$DIR/peer-$PEER")
 c=$(msgs "$DIR/rules")
 grep -q '^Subject: sbc test call' <<<"$c" || fail "the caller's INVITE has no Subject to remove (scenario changed?)"
-[ "$(received "$DIR/peer-$PEER" '^INVITE sip:\+442071234567@198\.18\.0\.1:5060;user=phone SIP/2\.0')" -eq 2 ] ||
+[ "$(received "$DIR/peer-$PEER" '^INVITE sip:\+442071234567@198\.18\.1\.11:5060;user=phone SIP/2\.0')" -eq 2 ] ||
   { echo "$p" | head -n 40 >&2; fail "the callee did not get 2 INVITEs to sip:+442071234567@...;user=phone"; }
 grep -q '^To: <sip:+442071234567@198.18.0.1:5060>' <<<"$p" || { echo "$p" | head -n 40 >&2; fail "the callee's To is not +442071234567"; }
 grep -q '^X-Peer: callee-a via 198.18.0.1' <<<"$p" || { echo "$p" | head -n 40 >&2; fail "the callee's INVITE has no X-Peer: callee-a via 198.18.0.1"; }

@@ -182,7 +182,7 @@ TEST(capture, a_fragmented_invite_is_written_whole_in_and_out_and_a_small_answer
     EXPECT_EQ(out.frag, 0x4000) << "DF, no offset: the datagram before fragmentation";
     EXPECT_TRUE(out.ip_checksum_ok);
     EXPECT_TRUE(out.udp_checksum_ok) << "the UDP checksum covers the whole datagram";
-    EXPECT_EQ(out.sip.rfind("INVITE sip:+15551234@198.18.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.1:5060;", 0), 0u);
+    EXPECT_EQ(out.sip.rfind("INVITE sip:+15551234@198.18.1.11:5060 SIP/2.0\r\nVia: SIP/2.0/UDP 198.18.0.1:5060;", 0), 0u);
     EXPECT_GT(out.sip.size(), inv.size()) << "with our Via and Record-Route";
     EXPECT_EQ(out.tos, t.tos) << "the DSCP of the fragments, as of every SIP frame sbcd sends";
     std::remove(r.path.c_str());

@@ -243,7 +243,8 @@ TEST_F(sip_path, invite_gets_100_and_goes_to_a_peer_503_fails_over_and_200_reach
         const sent_sip* fwd = to(out, peer1_ip);
         ASSERT_NE(fwd, nullptr);
         expect_well_formed(h, *fwd, gateway_mac);  // off-link: through the gateway
-        EXPECT_TRUE(fwd->starts("INVITE sip:+15551234@198.18.0.1 SIP/2.0\r\n")) << fwd->text;
+        // The Request-URI named the SBC: retargeted to the peer (RFC 3261 16.6 step 2).
+        EXPECT_TRUE(fwd->starts("INVITE sip:+15551234@198.18.1.11:5060 SIP/2.0\r\n")) << fwd->text;
         EXPECT_TRUE(fwd->has("Via: SIP/2.0/UDP 198.18.0.1:5060;branch=z9hG4bKsT00")) << fwd->text;
         EXPECT_TRUE(fwd->has("branch=z9hG4bK-c1")) << "the caller's Via stays below ours";
         EXPECT_TRUE(fwd->has("Record-Route: <sip:198.18.0.1:5060;lr;w=00>")) << fwd->text;
@@ -263,7 +264,7 @@ TEST_F(sip_path, invite_gets_100_and_goes_to_a_peer_503_fails_over_and_200_reach
         const sent_sip* ack = to(out, peer1_ip);
         ASSERT_NE(ack, nullptr);
         expect_well_formed(h, *ack, gateway_mac);
-        EXPECT_TRUE(ack->starts("ACK sip:+15551234@198.18.0.1 SIP/2.0\r\n")) << ack->text;
+        EXPECT_TRUE(ack->starts("ACK sip:+15551234@198.18.1.11:5060 SIP/2.0\r\n")) << ack->text;
         EXPECT_TRUE(ack->has("tag=p1")) << ack->text;
         const sent_sip* fwd = to(out, peer2_ip);
         ASSERT_NE(fwd, nullptr);
@@ -629,7 +630,7 @@ TEST_F(sip_path, an_invite_toward_an_unresolved_next_hop_waits_for_arp_and_leave
     const sent_sip* fwd = to(out, peer1_ip);
     ASSERT_NE(fwd, nullptr);
     expect_well_formed(h, *fwd, gateway_mac);
-    EXPECT_TRUE(fwd->starts("INVITE sip:+15551234@198.18.0.1 SIP/2.0\r\n")) << fwd->text;
+    EXPECT_TRUE(fwd->starts("INVITE sip:+15551234@198.18.1.11:5060 SIP/2.0\r\n")) << fwd->text;
     const auto c = h.counters();
     EXPECT_EQ(c.neighbour_released, 1u);
     EXPECT_EQ(c.drops_total(), 0u);

@@ -116,9 +116,14 @@ struct call_fixture {
     }
 };
 
-/// `text` with its top Via's branch and the X-Leg value (both differ per attempt) blanked.
+/// `text` with its top Via's branch, the X-Leg value and the Request-URI's host (the peer it
+/// was retargeted to) blanked: they differ per attempt.
 std::string per_attempt_blanked(std::string text)
 {
+    const std::size_t line_end = text.find("\r\n");
+    const std::size_t at = text.find('@');
+    const std::size_t sp = text.rfind(' ', line_end);
+    if (at < sp && sp < line_end) text.replace(at + 1, sp - at - 1, "*");
     for (std::string_view k : {"branch=", "X-Leg: "}) {
         const std::size_t at = text.find(k);
         if (at == std::string::npos) continue;

@@ -106,7 +106,11 @@ TEST(proxy_rules, inbound_rules_normalise_the_number_before_the_route_matches_it
     const auto sent = hx.deliver(request("INVITE", "02071234567", "z9hG4bK-n1"), caller);
     const std::string* inv = hx.find(sent, "INVITE ");
     ASSERT_NE(inv, nullptr) << "routed by the normalised number";
-    EXPECT_EQ(inv->substr(0, inv->find("\r\n")), "INVITE sip:+442071234567@198.18.0.1 SIP/2.0");
+    // The normalised number, toward the peer it went to (the Request-URI named the SBC).
+    const std::string start = inv->substr(0, inv->find("\r\n"));
+    EXPECT_TRUE(start == "INVITE sip:+442071234567@198.18.1.11:5060 SIP/2.0" ||
+                start == "INVITE sip:+442071234567@198.18.1.12:5060 SIP/2.0")
+        << start;
     EXPECT_NE(inv->find("To: <sip:+442071234567@198.18.0.1>"), std::string::npos);
     EXPECT_EQ(inv->find("X-Internal"), std::string::npos) << "the region's outbound removal";
     EXPECT_NE(inv->find("X-Peer: p"), std::string::npos) << "the trunk's outbound addition";
@@ -140,7 +144,10 @@ TEST(proxy_rules, a_retry_carries_the_inbound_rewrite_and_names_its_own_peer)
     sent = hx.deliver(reply, from, 1100);
     const std::string* second = hx.find(sent, "INVITE ");
     ASSERT_NE(second, nullptr);
-    EXPECT_EQ(second->substr(0, second->find("\r\n")), "INVITE sip:+442071234567@198.18.0.1 SIP/2.0");
+    EXPECT_EQ(second->substr(0, second->find("\r\n")),
+              std::string("INVITE sip:+442071234567@") + (first_peer == "p0" ? "198.18.1.12" : "198.18.1.11") +
+                  ":5060 SIP/2.0")
+        << "retargeted to the retry's own peer";
     EXPECT_NE(second->find(std::string("X-Peer: ") + (first_peer == "p0" ? "p1" : "p0")), std::string::npos);
     EXPECT_EQ(second->find("X-Peer: " + first_peer), std::string::npos);
 }

@@ -9,6 +9,7 @@
 
 #include "sip-fastpath/proxy.h"
 #include "sip-fastpath/proxy_ids.h"
+#include "sip-fastpath/retarget.h"
 #include "sip-fastpath/sip_message.h"
 #include "tests/unit/proxy_test_util.h"
 
@@ -471,4 +472,85 @@ TEST(proxy, an_options_to_the_sbc_says_which_methods_bodies_and_extensions_it_re
     EXPECT_TRUE(rsp->ok()) << error_name(rsp->first_error);
     EXPECT_NE(rsp->find(header_id::allow), nullptr);
     EXPECT_NE(rsp->find(header_id::supported), nullptr);
+}
+
+// RFC 3261 16.5, 16.6 step 2: a Request-URI naming the SBC leaves with the peer in it.
+TEST(proxy, a_request_uri_naming_the_sbc_is_retargeted_to_each_peer_and_the_cancel_matches)
+{
+    harness hx;
+    std::string inv = invite("rt1");
+    inv.replace(0, inv.find(" SIP/2.0"), "INVITE sip:+15550100@198.18.0.1:5060;transport=tcp;user=phone;maddr=198.18.0.1");
+    auto out = hx.deliver(inv, caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    const std::string peer = att->dst.addr == r1a.addr ? "198.18.1.11" : "198.18.1.12";
+    const std::string want = "INVITE sip:+15550100@" + peer + ":5060;user=phone SIP/2.0";
+    EXPECT_EQ(att->text.substr(0, att->text.find("\r\n")), want)
+        << "the peer's address and port, no transport or maddr of ours, the other parameters kept";
+    // The first peer fails: the retry names its own peer.
+    auto retry = hx.deliver(reply(*att, 503, "Service Unavailable"), att->dst);
+    const sent* second = nullptr;
+    for (const auto& s : retry)
+        if (s->text.rfind("INVITE ", 0) == 0) second = s.get();
+    ASSERT_NE(second, nullptr);
+    const std::string peer2 = second->dst.addr == r1a.addr ? "198.18.1.11" : "198.18.1.12";
+    EXPECT_NE(peer2, peer);
+    EXPECT_EQ(second->text.substr(0, second->text.find("\r\n")), "INVITE sip:+15550100@" + peer2 + ":5060;user=phone SIP/2.0");
+    // Our ACK of the 503 and the CANCEL of the retry carry the Request-URI of the INVITE they
+    // belong to (RFC 3261 17.1.1.3, 9.1).
+    const sent* ack = find_to(retry, att->dst, "ACK ");
+    ASSERT_NE(ack, nullptr);
+    EXPECT_EQ(ack->text.substr(4, ack->text.find("\r\n") - 4), want.substr(7));
+    hx.deliver(reply(*second, 180, "Ringing"), second->dst);
+    const std::string cancel =
+        "CANCEL sip:+15550100@198.18.0.1:5060;transport=tcp;user=phone;maddr=198.18.0.1 SIP/2.0\r\n"
+        "Via: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-c1\r\n"
+        "Max-Forwards: 70\r\nFrom: <sip:alice@198.18.0.2>;tag=a1\r\nTo: <sip:+15550100@198.18.0.1>\r\n"
+        "Call-ID: rt1\r\nCSeq: 1 CANCEL\r\nContent-Length: 0\r\n\r\n";
+    auto c = hx.deliver(cancel, caller);
+    const sent* cancel_out = find_to(c, second->dst, "CANCEL ");
+    ASSERT_NE(cancel_out, nullptr);
+    EXPECT_EQ(cancel_out->text.substr(7, cancel_out->text.find("\r\n") - 7),
+              second->text.substr(7, second->text.find("\r\n") - 7));
+}
+
+TEST(proxy, a_request_uri_naming_someone_else_goes_as_it_came)
+{
+    harness hx;
+    std::string inv = invite("rt2");
+    inv.replace(0, inv.find(" SIP/2.0"), "INVITE sip:+15550100@carrier.example;user=phone");
+    auto out = hx.deliver(inv, caller);
+    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    EXPECT_EQ(att->text.substr(0, att->text.find("\r\n")), "INVITE sip:+15550100@carrier.example;user=phone SIP/2.0");
+    std::string other_port = invite("rt3", "z9hG4bK-c3");
+    other_port.replace(0, other_port.find(" SIP/2.0"), "INVITE sip:+15550100@198.18.0.1:5999");
+    out = hx.deliver(other_port, caller);
+    att = out[0]->dst == caller ? out[1].get() : out[0].get();
+    EXPECT_EQ(att->text.substr(0, att->text.find("\r\n")), "INVITE sip:+15550100@198.18.0.1:5999 SIP/2.0")
+        << "a port that is none of the trunk's: not the SBC";
+}
+
+TEST(retarget, writes_the_peers_host_port_and_transport_and_keeps_the_user_parameters_and_headers)
+{
+    const auto write = [](const std::string& kept, bool sips, endpoint peer, std::string_view name) {
+        uri u;
+        EXPECT_TRUE(parse_uri(kept, span{0, static_cast<uint16_t>(kept.size())}, u)) << kept;
+        ruri_parts r;
+        r.user = u.user;
+        r.params = u.params;
+        r.headers = u.headers;
+        r.sips = sips;
+        r.ours = true;
+        char out[max_retarget_size];
+        return std::string(out, write_retargeted(out, kept, r, peer, name));
+    };
+    endpoint tls = endpoint::udp4(0xC612010B, 5061);  // 198.18.1.11
+    tls.proto = sbc::transport::tls;
+    endpoint tcp = endpoint::udp4(0xC612010B, 5070);
+    tcp.proto = sbc::transport::tcp;
+    const std::string kept = "sips:bob@sbc.example;user=phone;transport=tls;MADDR=198.18.0.1?Subject=x";
+    EXPECT_EQ(write(kept, true, tls, "gw.example"), "sips:bob@gw.example:5061;user=phone?Subject=x");
+    EXPECT_EQ(write(kept, true, tcp, ""), "sip:bob@198.18.1.11:5070;transport=tcp;user=phone?Subject=x")
+        << "sips only toward TLS";
+    EXPECT_EQ(write("sip:bob@198.18.0.1;lr", false, tls, ""), "sip:bob@198.18.1.11:5061;transport=tls;lr");
+    EXPECT_EQ(write("sip:198.18.0.1", false, r1a, ""), "sip:198.18.1.11:5060") << "no user part";
 }
