@@ -474,17 +474,34 @@ TEST(proxy, an_options_to_the_sbc_says_which_methods_bodies_and_extensions_it_re
     EXPECT_NE(rsp->find(header_id::supported), nullptr);
 }
 
+/// invite(call_id, branch) with the Request-URI `ruri`.
+std::string invite_to(const std::string& ruri, const std::string& call_id, const std::string& branch = "z9hG4bK-c1")
+{
+    std::string inv = invite(call_id, branch);
+    return inv.replace(0, inv.find(" SIP/2.0"), "INVITE " + ruri);
+}
+
+/// What the SBC sent toward a peer of `out` (the other message is the 100), and its start line.
+const sent* attempt_of(const std::vector<std::unique_ptr<sent>>& out)
+{
+    return out[0]->dst == caller ? out[1].get() : out[0].get();
+}
+std::string start_line(const sent& s)
+{
+    return s.text.substr(0, s.text.find("\r\n"));
+}
+
 // RFC 3261 16.5, 16.6 step 2: a Request-URI naming the SBC leaves with the peer in it.
 TEST(proxy, a_request_uri_naming_the_sbc_is_retargeted_to_each_peer_and_the_cancel_matches)
 {
     harness hx;
-    std::string inv = invite("rt1");
-    inv.replace(0, inv.find(" SIP/2.0"), "INVITE sip:+15550100@198.18.0.1:5060;transport=tcp;user=phone;maddr=198.18.0.1");
-    auto out = hx.deliver(inv, caller);
-    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
-    const std::string peer = att->dst.addr == r1a.addr ? "198.18.1.11" : "198.18.1.12";
-    const std::string want = "INVITE sip:+15550100@" + peer + ":5060;user=phone SIP/2.0";
-    EXPECT_EQ(att->text.substr(0, att->text.find("\r\n")), want)
+    const std::string ours = "sip:+15550100@198.18.0.1:5060;transport=tcp;user=phone;maddr=198.18.0.1";
+    auto out = hx.deliver(invite_to(ours, "rt1"), caller);
+    ASSERT_EQ(out.size(), 2u);
+    const sent* att = attempt_of(out);
+    const auto host_of = [](const sent& s) { return std::string(s.dst.addr == r1a.addr ? "198.18.1.11" : "198.18.1.12"); };
+    const std::string uri = "sip:+15550100@" + host_of(*att) + ":5060;user=phone";
+    EXPECT_EQ(start_line(*att), "INVITE " + uri + " SIP/2.0")
         << "the peer's address and port, no transport or maddr of ours, the other parameters kept";
     // The first peer fails: the retry names its own peer.
     auto retry = hx.deliver(reply(*att, 503, "Service Unavailable"), att->dst);
@@ -492,41 +509,37 @@ TEST(proxy, a_request_uri_naming_the_sbc_is_retargeted_to_each_peer_and_the_canc
     for (const auto& s : retry)
         if (s->text.rfind("INVITE ", 0) == 0) second = s.get();
     ASSERT_NE(second, nullptr);
-    const std::string peer2 = second->dst.addr == r1a.addr ? "198.18.1.11" : "198.18.1.12";
-    EXPECT_NE(peer2, peer);
-    EXPECT_EQ(second->text.substr(0, second->text.find("\r\n")), "INVITE sip:+15550100@" + peer2 + ":5060;user=phone SIP/2.0");
+    EXPECT_NE(host_of(*second), host_of(*att));
+    const std::string uri2 = "sip:+15550100@" + host_of(*second) + ":5060;user=phone";
+    EXPECT_EQ(start_line(*second), "INVITE " + uri2 + " SIP/2.0");
     // Our ACK of the 503 and the CANCEL of the retry carry the Request-URI of the INVITE they
     // belong to (RFC 3261 17.1.1.3, 9.1).
     const sent* ack = find_to(retry, att->dst, "ACK ");
     ASSERT_NE(ack, nullptr);
-    EXPECT_EQ(ack->text.substr(4, ack->text.find("\r\n") - 4), want.substr(7));
+    EXPECT_EQ(start_line(*ack), "ACK " + uri + " SIP/2.0");
     hx.deliver(reply(*second, 180, "Ringing"), second->dst);
     const std::string cancel =
-        "CANCEL sip:+15550100@198.18.0.1:5060;transport=tcp;user=phone;maddr=198.18.0.1 SIP/2.0\r\n"
+        "CANCEL " + ours + " SIP/2.0\r\n"
         "Via: SIP/2.0/UDP 198.18.0.2:5060;branch=z9hG4bK-c1\r\n"
         "Max-Forwards: 70\r\nFrom: <sip:alice@198.18.0.2>;tag=a1\r\nTo: <sip:+15550100@198.18.0.1>\r\n"
         "Call-ID: rt1\r\nCSeq: 1 CANCEL\r\nContent-Length: 0\r\n\r\n";
     auto c = hx.deliver(cancel, caller);
     const sent* cancel_out = find_to(c, second->dst, "CANCEL ");
     ASSERT_NE(cancel_out, nullptr);
-    EXPECT_EQ(cancel_out->text.substr(7, cancel_out->text.find("\r\n") - 7),
-              second->text.substr(7, second->text.find("\r\n") - 7));
+    EXPECT_EQ(start_line(*cancel_out), "CANCEL " + uri2 + " SIP/2.0");
 }
 
 TEST(proxy, a_request_uri_naming_someone_else_goes_as_it_came)
 {
     harness hx;
-    std::string inv = invite("rt2");
-    inv.replace(0, inv.find(" SIP/2.0"), "INVITE sip:+15550100@carrier.example;user=phone");
-    auto out = hx.deliver(inv, caller);
-    const sent* att = out[0]->dst == caller ? out[1].get() : out[0].get();
-    EXPECT_EQ(att->text.substr(0, att->text.find("\r\n")), "INVITE sip:+15550100@carrier.example;user=phone SIP/2.0");
-    std::string other_port = invite("rt3", "z9hG4bK-c3");
-    other_port.replace(0, other_port.find(" SIP/2.0"), "INVITE sip:+15550100@198.18.0.1:5999");
-    out = hx.deliver(other_port, caller);
-    att = out[0]->dst == caller ? out[1].get() : out[0].get();
-    EXPECT_EQ(att->text.substr(0, att->text.find("\r\n")), "INVITE sip:+15550100@198.18.0.1:5999 SIP/2.0")
-        << "a port that is none of the trunk's: not the SBC";
+    int n = 0;
+    for (const char* uri : {"sip:+15550100@carrier.example;user=phone", "sip:+15550100@198.18.0.1:5999"}) {
+        // A domain, and our address with a port that is none of the trunk's: not the SBC.
+        const std::string id = "rt-" + std::to_string(++n);
+        auto out = hx.deliver(invite_to(uri, id, "z9hG4bK-" + id), caller);
+        ASSERT_EQ(out.size(), 2u) << uri;
+        EXPECT_EQ(start_line(*attempt_of(out)), std::string("INVITE ") + uri + " SIP/2.0");
+    }
 }
 
 TEST(retarget, writes_the_peers_host_port_and_transport_and_keeps_the_user_parameters_and_headers)
