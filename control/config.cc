@@ -79,6 +79,59 @@ void read_arp(loader& l, const toml::table& t, arp_config& a)
     r.finish();
 }
 
+void read_ipv6(loader& l, const toml::table& t, ipv6_config& c)
+{
+    table_reader r(l, t, "ipv6");
+    r.get_uint("max_extension_headers", c.max_extension_headers, 0, 32, "extension headers before the upper layer");
+    r.finish();
+}
+
+// Why an IPv6 interface address cannot be ours, or "" when it can: a unicast address of global
+// or unique-local scope that is not the subnet's anycast address.
+std::string unusable_address6(const ip_prefix& p)
+{
+    const auto b = p.addr.v6_bytes();
+    if (b[0] == 0xff) return "a multicast address";
+    if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return "a link-local address (sbcd derives its own from the MAC)";
+    if (p.addr.is_unspecified()) return "the unspecified address";
+    const ip_address loopback = *parse_address("::1");
+    if (p.addr == loopback) return "the loopback address";
+    if (ip_prefix{*parse_address("::ffff:0:0"), 96}.contains(p.addr)) return "an IPv4-mapped address (write it in address)";
+    if (p.len <= 126 && p.addr.masked(p.len) == p.addr) return "the subnet-router anycast address of its prefix (host bits all zero)";
+    return "";
+}
+
+void read_interface_v6(loader& l, table_reader& r, interface_config& ic)
+{
+    std::string text;
+    if (auto v = r.get_string("address6", text)) {
+        const auto p = parse_prefix(text);
+        if (!p || !p->addr.is_v6())
+            l.error(line_of(*v), r.key("address6"),
+                    "expected an IPv6 address with prefix length 1..128 like \"2001:db8::1/64\", got " + quoted(text));
+        else if (const std::string why = unusable_address6(*p); !why.empty())
+            l.error(line_of(*v), r.key("address6"), "expected a global or unique-local host address, got " + why + ": " + quoted(text));
+        else
+            ic.address6 = *p;
+    }
+    if (auto v = r.get_string("gateway6", text)) {
+        const auto g = parse_address(text);
+        const bool link_local = g && g->is_v6() && g->v6_bytes()[0] == 0xfe && (g->v6_bytes()[1] & 0xc0) == 0x80;
+        if (!g || !g->is_v6())
+            l.error(line_of(*v), r.key("gateway6"), "expected an IPv6 address like \"fe80::1\", got " + quoted(text));
+        else if (!ic.address6)
+            l.error(line_of(*v), r.key("gateway6"), "needs address6: an interface without IPv6 has no IPv6 gateway");
+        else if (!link_local && !ic.address6->contains(*g))
+            l.error(line_of(*v), r.key("gateway6"),
+                    "expected a link-local address or one inside the interface's prefix " +
+                        to_string(ic.address6->canonical()) + ", got " + quoted(text));
+        else if (*g == ic.address6->addr)
+            l.error(line_of(*v), r.key("gateway6"), "expected another host than the interface's own address " + quoted(text));
+        else
+            ic.gateway6 = *g;
+    }
+}
+
 std::optional<std::pair<uint16_t, uint16_t>> parse_port_range(std::string_view s)
 {
     auto dash = s.find('-');
@@ -109,7 +162,8 @@ void read_interface(loader& l, const toml::table& t, const std::string& prefix, 
         auto p = parse_prefix(text);
         const uint32_t host = p ? p->addr.v4_host() & ~prefix_mask(p->len) : 0;
         if (is_ipv6_text(text)) {
-            l.error(line_of(*v), r.key("address"), ipv6_refused(text));
+            l.error(line_of(*v), r.key("address"),
+                    "expected an IPv4 address; an IPv6 one goes in address6 (address6 = " + quoted(text) + ")");
         } else if (!p) {
             l.error(line_of(*v), r.key("address"),
                     "expected an IPv4 address with prefix length 1..32 like \"198.18.0.1/24\", got " + quoted(text));
@@ -125,7 +179,8 @@ void read_interface(loader& l, const toml::table& t, const std::string& prefix, 
     if (auto v = r.get_string("gateway", text)) {
         auto g = parse_ipv4(text);
         if (is_ipv6_text(text))
-            l.error(line_of(*v), r.key("gateway"), ipv6_refused(text));
+            l.error(line_of(*v), r.key("gateway"),
+                    "expected an IPv4 address; an IPv6 gateway goes in gateway6 (gateway6 = " + quoted(text) + ")");
         else if (!g)
             l.error(line_of(*v), r.key("gateway"), "expected an IPv4 address like \"198.18.0.254\", got " + quoted(text));
         else if (address_ok && !ic.address.contains(*g))
@@ -137,6 +192,7 @@ void read_interface(loader& l, const toml::table& t, const std::string& prefix, 
         else
             ic.gateway = *g;
     }
+    read_interface_v6(l, r, ic);
 
     unsigned vlan = ic.vlan;
     r.get_uint("vlan", vlan, 0, 4094, "802.1Q VLAN id, 0 = untagged");
@@ -259,6 +315,7 @@ load_result parse_config(std::string_view text, std::string_view path)
     if (auto t = section(l, top.get("node"), "node")) read_node(l, *t, cfg.node);
     if (auto t = section(l, top.get("dpdk"), "dpdk")) read_dpdk(l, *t, cfg.dpdk);
     if (auto t = section(l, top.get("arp"), "arp")) read_arp(l, *t, cfg.arp);
+    if (auto t = section(l, top.get("ipv6"), "ipv6")) read_ipv6(l, *t, cfg.ipv6);
     read_interfaces(l, top.get("interface"), cfg.interfaces);
     name_index interfaces("interface"), trunks("trunk"), regions("region"), groups("peer_group");
     for (std::size_t i = 0; i < cfg.interfaces.size(); ++i)

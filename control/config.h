@@ -43,6 +43,8 @@ struct interface_config {
     std::string device;                ///< PCI address ("0000:3b:00.0") or vdev string ("net_af_packet0,iface=x")
     ip_prefix address;                 ///< own address and prefix length, host bits kept (IPv4)
     std::optional<ip_address> gateway; ///< default gateway; none: only on-link destinations
+    std::optional<ip_prefix> address6; ///< own IPv6 address and prefix length, host bits kept; none: no IPv6 here
+    std::optional<ip_address> gateway6; ///< IPv6 default gateway (link-local or inside address6's prefix)
     uint16_t vlan = 0;                 ///< 802.1Q VLAN id, 0 = untagged
     uint16_t media_port_min = rtp::default_port_min;
     uint16_t media_port_max = rtp::default_port_max;
@@ -80,6 +82,11 @@ struct arp_config {
     unsigned timeout_s = default_arp_timeout_s;  ///< a learned entry is refreshed after this
     unsigned retry_ms = 1000;                    ///< resend an unanswered request after this
     unsigned retries = 3;                        ///< then give up until traffic asks again
+};
+
+/// `[ipv6]`: how the IPv6 stage treats what it receives.
+struct ipv6_config {
+    unsigned max_extension_headers = 8;  ///< a longer chain before the upper layer is dropped and counted
 };
 
 constexpr uint16_t default_sip_port = 5060;
@@ -249,6 +256,7 @@ struct config {
     node_config node;
     dpdk_config dpdk;
     arp_config arp;
+    ipv6_config ipv6;
     std::vector<interface_config> interfaces;
     std::vector<trunk_config> trunks;
     std::vector<region_config> regions;

@@ -24,7 +24,7 @@ void control_loop::resolve_peer_hops()
     const uint64_t now = now_ms();
     for (const auto& p : published_.tables->peers) {
         const dataplane::next_hop nh = dataplane::route_packet(published_.interfaces, ip_address{}, p.address);
-        if (nh.found() && !rt_.shared->neighbours.lookup(nh.hop)) neighbours_.needed(nh.iface, nh.hop.v4_host(), now);
+        if (nh.found() && !rt_.shared->neighbours.lookup(nh.hop)) neighbours_.needed(nh.iface, nh.hop, now);
     }
 }
 
@@ -49,7 +49,7 @@ void control_loop::on_dns(uint64_t now)
         for (const auto& p : lr.current) {
             const dataplane::next_hop nh = dataplane::route_packet(published_.interfaces, ip_address{}, p.address);
             if (nh.found() && !rt_.shared->neighbours.lookup(nh.hop)) {
-                neighbours_.needed(nh.iface, nh.hop.v4_host(), now);  // sends only when no request is under way
+                neighbours_.needed(nh.iface, nh.hop, now);  // sends only when no request is under way
                 unresolved = true;
             }
         }

@@ -76,7 +76,8 @@ control_loop::control_loop(config cfg, dataplane::dataplane_runtime& rt)
     : cfg_(std::move(cfg)),
       rt_(rt),
       neighbours_(rt.shared->neighbours, policy_of(cfg_),
-                  [this](uint16_t iface, const dataplane::arp_fields& f) { send_arp(iface, f); }),
+                  [this](uint16_t iface, const dataplane::arp_fields& f) { send_arp(iface, f); },
+                  [this](uint16_t iface, const dataplane::nd_fields& f) { send_nd(iface, f); }),
       started_(std::chrono::steady_clock::now()),
       passive_(rt.shared->peer_health, passive_policy{cfg_.health.passive_down_after, cfg_.health.retest_interval_ms},
                [](const std::string& line) { std::fprintf(stderr, "sbcd: %s\n", line.c_str()); }),
@@ -227,13 +228,28 @@ uint64_t control_loop::now_ms() const
 
 void control_loop::send_arp(uint16_t iface, const dataplane::arp_fields& f)
 {
+    send_frame(iface, [&f](std::span<uint8_t> out) { return dataplane::build_arp(out, f); });
+}
+
+void control_loop::send_nd(uint16_t iface, const dataplane::nd_fields& f)
+{
+    send_frame(iface, [&f](std::span<uint8_t> out) { return dataplane::build_nd(out, f); });
+}
+
+template <class Build>
+void control_loop::send_frame(uint16_t iface, Build&& build)
+{
     if (iface >= published_.interfaces.size()) return;
     rte_mbuf* m = rte_pktmbuf_alloc(rt_.control_pool);
     if (m == nullptr) return;
     auto* data = rte_pktmbuf_mtod(m, uint8_t*);
     // Pad to the Ethernet minimum (60 bytes without FCS); some peers drop runts.
     std::memset(data, 0, 60);
-    const std::size_t len = dataplane::build_arp({data, rte_pktmbuf_tailroom(m)}, f);
+    const std::size_t len = build(std::span<uint8_t>{data, rte_pktmbuf_tailroom(m)});
+    if (len == 0) {
+        rte_pktmbuf_free(m);
+        return;
+    }
     const auto frame = static_cast<uint16_t>(len < 60 ? 60 : len);
     m->data_len = frame;
     m->pkt_len = frame;
@@ -293,8 +309,8 @@ void control_loop::drain_events(uint64_t now)
         for (unsigned i = 0; i < n; ++i) {
             const auto& e = evs[i];
             switch (e.kind) {
-            case dataplane::event_kind::neighbour_seen: neighbours_.seen(e.iface, e.ip.v4_host(), e.mac, now); break;
-            case dataplane::event_kind::neighbour_needed: neighbours_.needed(e.iface, e.ip.v4_host(), now); break;
+            case dataplane::event_kind::neighbour_seen: neighbours_.seen(e.iface, e.ip, e.mac, now); break;
+            case dataplane::event_kind::neighbour_needed: neighbours_.needed(e.iface, e.ip, now); break;
             case dataplane::event_kind::icmp_unreachable:
                 // The owner worker's proxy has already moved the call on; this is for operators.
                 ++icmp_unreachable_;
@@ -564,6 +580,8 @@ void control_loop::update_overload(uint64_t active)
 
 int control_loop::run()
 {
+    for (const std::string& line : dataplane::accept_ipv6_multicast(rt_, published_.interfaces))
+        std::fprintf(stderr, "sbcd: %s\n", line.c_str());
     neighbours_.set_interfaces(published_.interfaces, now_ms());
     // Resolve every peer's next hop now, so that the first INVITE to a peer is not lost to
     // an unresolved MAC (workers drop, they do not queue).

@@ -90,6 +90,11 @@ private:
     void poll_cdr(bool all);  ///< all: until every ring is empty (after the workers stopped)
     void drain_events(uint64_t now_ms);
     void send_arp(uint16_t iface, const dataplane::arp_fields& f);
+    void send_nd(uint16_t iface, const dataplane::nd_fields& f);
+    /// Builds a frame with `build(span) -> length` into a control-pool mbuf and queues it on
+    /// interface `iface`'s port (dataplane::inject_frame).
+    template <class Build>
+    void send_frame(uint16_t iface, Build&& build);
     [[nodiscard]] uint64_t now_ms() const;
     [[nodiscard]] std::string peer_name(uint32_t id) const;
     /// Re-reads, validates and publishes the config file; false with the reasons, and the

@@ -1,22 +1,36 @@
-// ARP resolution policy (see neighbours.h). Control core only.
+// Neighbour resolution policy, ARP and ND (see neighbours.h). Control core only.
 #include "control/neighbours.h"
 
 #include <algorithm>
 
 namespace sbc::control {
 
-neighbour_manager::pending_entry* neighbour_manager::find_pending(uint32_t ip)
+neighbour_manager::pending_entry* neighbour_manager::find_pending(const ip_address& ip)
 {
     for (auto& p : pending_)
         if (p.ip == ip) return &p;
     return nullptr;
 }
 
+bool neighbour_manager::is_gateway(const ip_address& ip) const
+{
+    for (const auto& ifc : ifcs_)
+        if (ifc.gateway == ip || ifc.gateway6 == ip) return true;
+    return false;
+}
+
 void neighbour_manager::request(pending_entry& p, uint64_t now_ms)
 {
     if (p.iface >= ifcs_.size()) return;
     const auto& ifc = ifcs_[p.iface];
-    send_(p.iface, dataplane::arp_request(ifc.mac, ifc.v4(), p.ip, ifc.vlan));
+    if (p.ip.is_v4()) {
+        send_(p.iface, dataplane::arp_request(ifc.mac, ifc.v4(), p.ip.v4_host(), ifc.vlan));
+    } else {
+        if (!send_nd_ || !ifc.has_v6()) return;
+        // From the address of the target's scope, so that the answer comes back to it.
+        send_nd_(p.iface, dataplane::neighbour_solicitation(ifc.mac, ifc.source6_for(p.ip.v6_bytes().data()), p.ip,
+                                                            ifc.vlan));
+    }
     ++counters_.requests_sent;
     ++p.attempts;
     p.next_ms = now_ms + policy_.retry_ms;
@@ -28,24 +42,28 @@ void neighbour_manager::set_interfaces(const std::vector<dataplane::interface_in
     for (uint16_t i = 0; i < ifcs_.size(); ++i) {
         const auto& ifc = ifcs_[i];
         send_(i, dataplane::gratuitous_arp(ifc.mac, ifc.v4(), ifc.vlan));
-        const uint32_t gateway = ifc.gateway.v4_host();  // ARP resolves IPv4 gateways; 0: none
-        if (gateway != 0 && !table_.lookup(ifc.gateway)) needed(i, gateway, now_ms);
+        if (ifc.has_v6() && send_nd_) {
+            send_nd_(i, dataplane::unsolicited_advertisement(ifc.mac, ifc.link_local6, ifc.vlan));
+            send_nd_(i, dataplane::unsolicited_advertisement(ifc.mac, ifc.address6.addr, ifc.vlan));
+        }
+        for (const ip_address& gateway : {ifc.gateway, ifc.gateway6})
+            if (!gateway.is_unspecified() && !table_.lookup(gateway)) needed(i, gateway, now_ms);
     }
 }
 
-void neighbour_manager::seen(uint16_t iface, uint32_t ip, const dataplane::mac_addr& mac, uint64_t now_ms)
+void neighbour_manager::seen(uint16_t iface, const ip_address& ip, const dataplane::mac_addr& mac, uint64_t now_ms)
 {
-    const bool known = table_.lookup(ip_address::v4(ip)).has_value();
-    if (!table_.insert(ip_address::v4(ip), mac, now_ms)) {
+    const bool known = table_.lookup(ip).has_value();
+    if (!table_.insert(ip, mac, now_ms)) {
         ++counters_.table_full;
         return;
     }
     if (!known) ++counters_.learned;
     (void)iface;
-    std::erase_if(pending_, [ip](const pending_entry& p) { return p.ip == ip; });
+    std::erase_if(pending_, [&ip](const pending_entry& p) { return p.ip == ip; });
 }
 
-void neighbour_manager::needed(uint16_t iface, uint32_t ip, uint64_t now_ms)
+void neighbour_manager::needed(uint16_t iface, const ip_address& ip, uint64_t now_ms)
 {
     if (pending_entry* p = find_pending(ip)) {
         // Already resolving; a request that waits for its back-off is not hurried by traffic,
@@ -61,12 +79,11 @@ void neighbour_manager::tick(uint64_t now_ms)
 {
     // Refresh entries that grew old: re-ask; they stay usable until the retries run out.
     for (const auto& e : table_.entries()) {
-        const uint32_t ip = e.ip.v4_host();  // ARP: IPv4 entries only
-        if (now_ms < e.updated_ms + policy_.timeout_ms || find_pending(ip) != nullptr) continue;
+        if (now_ms < e.updated_ms + policy_.timeout_ms || find_pending(e.ip) != nullptr) continue;
         uint16_t iface = 0;
         for (uint16_t i = 0; i < ifcs_.size(); ++i)
-            if (ifcs_[i].on_link_v4(ip)) iface = i;
-        pending_.push_back({iface, ip, 0, now_ms, true});
+            if (ifcs_[i].on_link(e.ip)) iface = i;
+        pending_.push_back({iface, e.ip, 0, now_ms, true});
         request(pending_.back(), now_ms);
     }
     for (auto it = pending_.begin(); it != pending_.end();) {
@@ -80,15 +97,14 @@ void neighbour_manager::tick(uint64_t now_ms)
             continue;
         }
         if (it->refresh) {
-            table_.remove(ip_address::v4(it->ip));
+            table_.remove(it->ip);
             ++counters_.expired;
             it = pending_.erase(it);
             continue;
         }
         // A next hop that never answered: keep trying after a back-off when it is a gateway,
         // forget it otherwise (traffic will ask again).
-        bool gateway = false;
-        for (const auto& ifc : ifcs_) gateway = gateway || ifc.gateway.v4_host() == it->ip;
+        const bool gateway = is_gateway(it->ip);
         if (gateway && now_ms >= it->next_ms + policy_.backoff_ms - policy_.retry_ms) {
             it->attempts = 0;
             request(*it, now_ms);

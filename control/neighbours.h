@@ -1,7 +1,10 @@
-// ARP resolution policy of the control core: learns what workers report, resolves gateways and
-// the next hops workers ask for, retries unanswered requests, refreshes and expires entries,
-// announces our addresses with gratuitous ARP. Control core only; frames go out through the
-// `send` callback so that the unit tier can drive it without EAL.
+// Neighbour resolution policy of the control core, for ARP (IPv4) and Neighbor Discovery
+// (IPv6, RFC 4861) alike: learns what workers report, resolves gateways and the next hops workers
+// ask for, retries unanswered requests, refreshes and expires entries, announces our addresses
+// (gratuitous ARP, unsolicited NA). The RFC's neighbour states map onto it: a next hop being
+// resolved is INCOMPLETE (pending), a fresh entry REACHABLE, one past the timeout is PROBEd
+// (re-asked while it stays usable) and removed when the retries run out. Control core only;
+// frames go out through the `send` callbacks so that the unit tier can drive it without EAL.
 #pragma once
 
 #include <cstdint>
@@ -31,18 +34,19 @@ struct neighbour_counters {
 class neighbour_manager {
 public:
     using send_fn = std::function<void(uint16_t iface, const dataplane::arp_fields&)>;
+    using send_nd_fn = std::function<void(uint16_t iface, const dataplane::nd_fields&)>;
 
-    neighbour_manager(dataplane::neighbour_table& table, neighbour_policy policy, send_fn send)
-        : table_(table), policy_(policy), send_(std::move(send))
+    neighbour_manager(dataplane::neighbour_table& table, neighbour_policy policy, send_fn send, send_nd_fn send_nd = {})
+        : table_(table), policy_(policy), send_(std::move(send)), send_nd_(std::move(send_nd))
     {
     }
 
     /// Interfaces changed (new snapshot): announce ourselves and start resolving gateways.
     void set_interfaces(const std::vector<dataplane::interface_info>& ifcs, uint64_t now_ms);
-    /// A worker saw ARP from ip/mac on interface iface.
-    void seen(uint16_t iface, uint32_t ip, const dataplane::mac_addr& mac, uint64_t now_ms);
+    /// A worker saw ARP or ND from ip/mac on interface iface.
+    void seen(uint16_t iface, const ip_address& ip, const dataplane::mac_addr& mac, uint64_t now_ms);
     /// A worker had a packet for next hop ip and no MAC.
-    void needed(uint16_t iface, uint32_t ip, uint64_t now_ms);
+    void needed(uint16_t iface, const ip_address& ip, uint64_t now_ms);
     /// Retries, refreshes and expiry; call a few times a second.
     void tick(uint64_t now_ms);
 
@@ -53,17 +57,19 @@ public:
 private:
     struct pending_entry {
         uint16_t iface;
-        uint32_t ip;
+        ip_address ip;
         unsigned attempts;
         uint64_t next_ms;
         bool refresh;  ///< an existing entry being re-confirmed
     };
-    pending_entry* find_pending(uint32_t ip);
+    pending_entry* find_pending(const ip_address& ip);
+    [[nodiscard]] bool is_gateway(const ip_address& ip) const;
     void request(pending_entry& p, uint64_t now_ms);
 
     dataplane::neighbour_table& table_;
     neighbour_policy policy_;
     send_fn send_;
+    send_nd_fn send_nd_;
     std::vector<dataplane::interface_info> ifcs_;
     std::vector<pending_entry> pending_;
     neighbour_counters counters_;

@@ -118,7 +118,7 @@ void probe_runner::tick(uint64_t now_ms, const name_fn& name_of)
         const auto mac = nh.found() ? rt_.shared->neighbours.lookup(nh.hop) : std::nullopt;
         if (!mac) {
             // The probe counts as sent: with no way to the peer it times out, as it should.
-            if (nh.found()) neighbours_.needed(nh.iface, nh.hop.v4_host(), now_ms);
+            if (nh.found()) neighbours_.needed(nh.iface, nh.hop, now_ms);
             ++send_failures_;
             continue;
         }

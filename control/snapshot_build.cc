@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "dataplane/nd.h"
 #include "dataplane/rtp_stage.h"
 
 namespace sbc::control {
@@ -12,6 +13,7 @@ std::unique_ptr<dataplane::snapshot> build_snapshot(const config& cfg, const std
 {
     auto s = std::make_unique<dataplane::snapshot>();
     s->generation = generation;
+    s->ipv6_max_extension_headers = static_cast<uint8_t>(cfg.ipv6.max_extension_headers);
     for (const auto& ic : cfg.interfaces) {
         const dataplane::port_info* port = nullptr;
         for (const auto& p : ports)
@@ -27,9 +29,12 @@ std::unique_ptr<dataplane::snapshot> build_snapshot(const config& cfg, const std
         ii.vlan = ic.vlan;
         ii.address = ic.address;  // as configured, host bits kept
         ii.gateway = ic.gateway.value_or(ip_address{});
+        if (ic.address6) ii.address6 = *ic.address6;
+        ii.gateway6 = ic.gateway6.value_or(ip_address{});
         ii.tos_sip = tos_of_dscp(ic.dscp_sip);
         ii.tos_rtp = tos_of_dscp(ic.dscp_rtp);
         std::memcpy(ii.mac.data(), port->mac.addr_bytes, 6);
+        if (ii.has_v6()) ii.link_local6 = dataplane::link_local_of(ii.mac);
         s->interfaces.push_back(std::move(ii));
     }
     if (const std::size_t lost = s->index_interfaces(); lost != 0) {

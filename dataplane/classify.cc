@@ -1,4 +1,5 @@
-// First stage of every burst: Ethernet and 802.1Q, interface lookup, split by EtherType; and
+// First stage of every burst: Ethernet and 802.1Q, interface lookup, split by EtherType (IPv4
+// tested first, then ARP and IPv6); and
 // process_burst, which runs the stages in order over one received burst, and poll_worker, the
 // per-iteration work (SIP handoff rings, proxy timers, packets held for ARP). Worker only.
 #include <rte_ether.h>
@@ -14,7 +15,7 @@
 namespace sbc::dataplane {
 
 void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n,
-              sub_burst& arp, sub_burst& ipv4) noexcept
+              sub_burst& arp, sub_burst& ipv4, sub_burst& ipv6) noexcept
 {
     uint64_t bytes = 0;
     uint32_t truncated = 0, unknown_vlan = 0, unsupported = 0, denied = 0, unknown_source = 0, over_trunk = 0;
@@ -91,6 +92,8 @@ void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, u
             keep(ipv4);
         } else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
             keep(arp);
+        } else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6)) {
+            keep(ipv6);
         } else {
             dropped[n_dropped++] = m;
             ++unsupported;
@@ -112,8 +115,14 @@ void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pk
 {
     sub_burst arp;
     sub_burst ipv4;
-    classify(w, snap, port, pkts, n, arp, ipv4);
+    sub_burst ipv6;
+    classify(w, snap, port, pkts, n, arp, ipv4, ipv6);
     if (arp.n != 0) arp_stage(w, snap, arp);
+    if (ipv6.n != 0) {
+        sub_burst icmp6;
+        ipv6_stage(w, snap, ipv6, icmp6);
+        if (icmp6.n != 0) icmp6_stage(w, snap, icmp6);
+    }
     if (ipv4.n == 0) return;
     l4_bursts l4;
     ipv4_stage(w, snap, ipv4, l4);

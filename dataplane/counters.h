@@ -18,7 +18,7 @@ namespace sbc::dataplane {
 #define SBC_DROP_REASONS(X)                                                              \
     X(eth_truncated, "frame shorter than its Ethernet or 802.1Q header")                 \
     X(vlan_unknown, "802.1Q tag of a VLAN that no interface uses")                        \
-    X(ethertype_unsupported, "EtherType other than IPv4 and ARP")                         \
+    X(ethertype_unsupported, "EtherType other than IPv4, IPv6 and ARP")                   \
     X(arp_malformed, "ARP that is not Ethernet/IPv4 or is truncated")                    \
     X(arp_not_for_us, "ARP request for an address that is not ours")                      \
     X(ipv4_truncated, "IPv4 header longer than the frame")                               \
@@ -32,6 +32,19 @@ namespace sbc::dataplane {
     X(icmp_truncated, "ICMP shorter than its header")                                     \
     X(icmp_bad_checksum, "ICMP checksum wrong")                                           \
     X(icmp_unhandled, "ICMP type that we neither answer nor report")                     \
+    X(ipv6_truncated, "IPv6 header or payload length beyond the frame")                  \
+    X(ipv6_bad_version, "IP version other than 6 under the IPv6 EtherType")               \
+    X(ipv6_bad_source, "IPv6 source that is multicast")                                   \
+    X(ipv6_not_for_us, "IPv6 destination that is neither our address nor a group we joined") \
+    X(ipv6_bad_extension, "IPv6 extension header beyond the payload, hop-by-hop not first, or a routing header with segments left") \
+    X(ipv6_extension_chain_too_long, "IPv6 extension headers beyond [ipv6] max_extension_headers or 472 bytes") \
+    X(ipv6_fragment, "IPv6 fragment (reassembly is not built yet)")                       \
+    X(ipv6_protocol_unsupported, "IPv6 upper layer other than ICMPv6 (UDP and TCP over IPv6 are not built yet)") \
+    X(icmp6_truncated, "ICMPv6 shorter than its header or its message")                   \
+    X(icmp6_bad_checksum, "ICMPv6 checksum wrong")                                        \
+    X(icmp6_unhandled, "ICMPv6 type that we neither answer nor report")                   \
+    X(nd_invalid, "Neighbor Discovery with a hop limit other than 255, a code, a multicast target or a bad option (RFC 4861 7.1)") \
+    X(nd_not_for_us, "Neighbor Solicitation for an address that is not ours")             \
     X(udp_truncated, "UDP header or length beyond the IPv4 payload")                     \
     X(udp_bad_checksum, "UDP checksum wrong")                                             \
     X(udp_port_closed, "UDP to a port nobody listens on")                                 \
@@ -65,7 +78,7 @@ std::string_view drop_reason_name(drop_reason r) noexcept;
 std::string_view drop_reason_help(drop_reason r) noexcept;
 
 /// Stages of the worker pipeline; each counts the packets it took in.
-#define SBC_STAGES(X) X(eth) X(arp) X(ipv4) X(frag) X(icmp) X(udp) X(sip) X(tcp)
+#define SBC_STAGES(X) X(eth) X(arp) X(ipv4) X(frag) X(icmp) X(udp) X(sip) X(tcp) X(ipv6) X(icmp6)
 
 enum class stage : uint8_t {
 #define SBC_X(name) name,

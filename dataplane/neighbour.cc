@@ -22,32 +22,26 @@ mac_addr unpack_mac(uint64_t v) noexcept
     return m;
 }
 
-bool neighbour_table::insert(const ip_address& ip, const mac_addr& mac, uint64_t now_ms) noexcept
-{
-    return insert_v4(ip.v4_host(), mac, now_ms);
-}
-bool neighbour_table::remove(const ip_address& ip) noexcept { return remove_v4(ip.v4_host()); }
-std::optional<uint64_t> neighbour_table::updated_ms(const ip_address& ip) const noexcept
-{
-    return updated_ms_v4(ip.v4_host());
-}
+namespace detail {
 
 // Sequence lock (writer side). The release fence after the odd store keeps the field stores
 // from moving above it; the final release store publishes them to a reader's acquire load.
-void neighbour_table::write(slot& s, uint32_t ip, uint64_t mac, uint64_t now_ms) noexcept
+template <class Key>
+void neighbour_slots<Key>::write(slot& s, value ip, uint64_t mac, uint64_t now_ms) noexcept
 {
     uint32_t seq = s.seq.load(std::memory_order_relaxed);
     s.seq.store(seq + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
-    s.ip.store(ip, std::memory_order_relaxed);
+    s.ip.store(ip);
     s.mac.store(mac, std::memory_order_relaxed);
     s.updated_ms.store(now_ms, std::memory_order_relaxed);
     s.seq.store(seq + 2, std::memory_order_release);
 }
 
-std::optional<mac_addr> neighbour_table::lookup_v4(uint32_t ip) const noexcept
+template <class Key>
+std::optional<mac_addr> neighbour_slots<Key>::lookup(value ip) const noexcept
 {
-    if (ip == 0) return std::nullopt;
+    if (Key::is_free(ip)) return std::nullopt;
     std::size_t i = home(ip);
     for (std::size_t n = 0; n < max_probe; ++n, i = (i + 1) & (capacity - 1)) {
         const slot& s = slots_[i];
@@ -56,31 +50,32 @@ std::optional<mac_addr> neighbour_table::lookup_v4(uint32_t ip) const noexcept
             // loads after it; the acquire fence orders them before the second sequence load.
             uint32_t s1 = s.seq.load(std::memory_order_acquire);
             if (s1 & 1u) continue;
-            uint32_t sip = s.ip.load(std::memory_order_relaxed);
+            const value sip = s.ip.load();
             uint64_t mac = s.mac.load(std::memory_order_relaxed);
             std::atomic_thread_fence(std::memory_order_acquire);
             if (s.seq.load(std::memory_order_relaxed) != s1) continue;
             if (sip == ip) return unpack_mac(mac);
-            if (sip == 0) return std::nullopt;  // free slot ends the probe sequence
+            if (Key::is_free(sip)) return std::nullopt;  // free slot ends the probe sequence
             break;
         }
     }
     return std::nullopt;
 }
 
-bool neighbour_table::insert_v4(uint32_t ip, const mac_addr& mac, uint64_t now_ms) noexcept
+template <class Key>
+bool neighbour_slots<Key>::insert(value ip, const mac_addr& mac, uint64_t now_ms) noexcept
 {
-    if (ip == 0) return false;
+    if (Key::is_free(ip)) return false;
     std::size_t i = home(ip);
     slot* free_slot = nullptr;
     for (std::size_t n = 0; n < max_probe; ++n, i = (i + 1) & (capacity - 1)) {
         slot& s = slots_[i];
-        uint32_t sip = s.ip.load(std::memory_order_relaxed);
+        const value sip = s.ip.load();
         if (sip == ip) {
             write(s, ip, pack_mac(mac), now_ms);
             return true;
         }
-        if (sip == 0) {
+        if (Key::is_free(sip)) {
             free_slot = &s;
             break;
         }
@@ -91,22 +86,24 @@ bool neighbour_table::insert_v4(uint32_t ip, const mac_addr& mac, uint64_t now_m
     return true;
 }
 
-bool neighbour_table::remove_v4(uint32_t ip) noexcept
+template <class Key>
+bool neighbour_slots<Key>::remove(value ip) noexcept
 {
     // Removal leaves no tombstone; entries after it in the probe chain are moved back so that
     // a lookup's "free slot ends the search" rule stays true (backward-shift deletion).
+    if (Key::is_free(ip)) return false;
     std::size_t i = home(ip);
     std::size_t n = 0;
     for (; n < max_probe; ++n, i = (i + 1) & (capacity - 1)) {
-        uint32_t sip = slots_[i].ip.load(std::memory_order_relaxed);
+        const value sip = slots_[i].ip.load();
         if (sip == ip) break;
-        if (sip == 0) return false;
+        if (Key::is_free(sip)) return false;
     }
     if (n == max_probe) return false;
     std::size_t hole = i;
     for (std::size_t j = (hole + 1) & (capacity - 1);; j = (j + 1) & (capacity - 1)) {
-        uint32_t jip = slots_[j].ip.load(std::memory_order_relaxed);
-        if (jip == 0) break;
+        const value jip = slots_[j].ip.load();
+        if (Key::is_free(jip)) break;
         std::size_t h = home(jip);
         // Move j into the hole when its home is not in (hole, j] cyclically.
         bool home_between = hole <= j ? (h > hole && h <= j) : (h > hole || h <= j);
@@ -116,31 +113,53 @@ bool neighbour_table::remove_v4(uint32_t ip) noexcept
             hole = j;
         }
     }
-    write(slots_[hole], 0, 0, 0);
+    write(slots_[hole], value{}, 0, 0);
     --size_;
     return true;
 }
 
-std::optional<uint64_t> neighbour_table::updated_ms_v4(uint32_t ip) const noexcept
+template <class Key>
+std::optional<uint64_t> neighbour_slots<Key>::updated_ms(value ip) const noexcept
 {
+    if (Key::is_free(ip)) return std::nullopt;
     std::size_t i = home(ip);
     for (std::size_t n = 0; n < max_probe; ++n, i = (i + 1) & (capacity - 1)) {
-        uint32_t sip = slots_[i].ip.load(std::memory_order_relaxed);
+        const value sip = slots_[i].ip.load();
         if (sip == ip) return slots_[i].updated_ms.load(std::memory_order_relaxed);
-        if (sip == 0) return std::nullopt;
+        if (Key::is_free(sip)) return std::nullopt;
     }
     return std::nullopt;
+}
+
+template class neighbour_slots<neighbour_key4>;
+template class neighbour_slots<neighbour_key6>;
+
+}  // namespace detail
+
+bool neighbour_table::insert(const ip_address& ip, const mac_addr& mac, uint64_t now_ms) noexcept
+{
+    if (ip.is_v4()) return v4_.insert(ip.v4_host(), mac, now_ms);
+    return ip.is_v6() && v6_.insert(detail::neighbour_key6::of(ip), mac, now_ms);
+}
+
+bool neighbour_table::remove(const ip_address& ip) noexcept
+{
+    if (ip.is_v4()) return v4_.remove(ip.v4_host());
+    return ip.is_v6() && v6_.remove(detail::neighbour_key6::of(ip));
+}
+
+std::optional<uint64_t> neighbour_table::updated_ms(const ip_address& ip) const noexcept
+{
+    if (ip.is_v4()) return v4_.updated_ms(ip.v4_host());
+    return ip.is_v6() ? v6_.updated_ms(detail::neighbour_key6::of(ip)) : std::nullopt;
 }
 
 std::vector<neighbour_table::entry> neighbour_table::entries() const
 {
     std::vector<entry> out;
-    for (const slot& s : slots_) {
-        uint32_t ip = s.ip.load(std::memory_order_relaxed);
-        if (ip != 0)
-            out.push_back({ip_address::v4(ip), unpack_mac(s.mac.load(std::memory_order_relaxed)),
-                           s.updated_ms.load(std::memory_order_relaxed)});
-    }
+    const auto add = [&out](const ip_address& ip, const mac_addr& mac, uint64_t at) { out.push_back({ip, mac, at}); };
+    v4_.for_each(add);
+    v6_.for_each(add);
     return out;
 }
 

@@ -1,13 +1,15 @@
-// The neighbour table: next hop -> MAC (ARP for IPv4; IPv6 neighbour discovery is not built
-// yet, so an IPv6 next hop is never found and never stored). One writer, the control core, which learns
-// from the events workers send; many readers, the workers, which look up a next hop per burst
-// or per packet without locks. Fixed capacity, open addressing, a sequence lock per slot.
+// The neighbour table: next hop -> MAC, learned by ARP for IPv4 and by Neighbor Discovery for
+// IPv6. One writer, the control core, which learns from the events workers send; many readers,
+// the workers, which look up a next hop per burst or per packet without locks. Two fixed-size
+// open-addressing tables of the same code, one per family (an IPv4 lookup never touches the
+// IPv6 one), each slot under its own sequence lock.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -18,17 +20,124 @@ namespace sbc::dataplane {
 
 using mac_addr = std::array<uint8_t, 6>;
 
-class neighbour_table {
+uint64_t pack_mac(const mac_addr& m) noexcept;
+mac_addr unpack_mac(uint64_t v) noexcept;
+
+namespace detail {
+
+/// IPv4 keys: the host-order address in one word (0: a free slot; 0.0.0.0 is never a neighbour).
+struct neighbour_key4 {
+    using value = uint32_t;
+    struct cell {
+        std::atomic<uint32_t> w{0};
+        [[nodiscard]] value load() const noexcept { return w.load(std::memory_order_relaxed); }
+        void store(value v) noexcept { w.store(v, std::memory_order_relaxed); }
+    };
+    static value of(const ip_address& a) noexcept { return a.v4_host(); }
+    static ip_address address(value v) noexcept { return ip_address::v4(v); }
+    static bool is_free(value v) noexcept { return v == 0; }
+    static std::size_t hash(value v) noexcept { return v * 2654435761u; }
+};
+
+/// IPv6 keys: the 16 bytes in two words (all zero: a free slot; :: is never a neighbour).
+struct neighbour_key6 {
+    struct value {
+        uint64_t hi = 0, lo = 0;
+        friend bool operator==(const value&, const value&) noexcept = default;
+    };
+    struct cell {
+        std::atomic<uint64_t> hi{0}, lo{0};
+        [[nodiscard]] value load() const noexcept
+        {
+            return {hi.load(std::memory_order_relaxed), lo.load(std::memory_order_relaxed)};
+        }
+        void store(value v) noexcept
+        {
+            hi.store(v.hi, std::memory_order_relaxed);
+            lo.store(v.lo, std::memory_order_relaxed);
+        }
+    };
+    static value of(const ip_address& a) noexcept
+    {
+        const auto b = a.v6_bytes();
+        value v;
+        std::memcpy(&v.hi, b.data(), 8);
+        std::memcpy(&v.lo, b.data() + 8, 8);
+        return v;
+    }
+    static ip_address address(value v) noexcept
+    {
+        std::array<uint8_t, 16> b;
+        std::memcpy(b.data(), &v.hi, 8);
+        std::memcpy(b.data() + 8, &v.lo, 8);
+        return ip_address::v6(b);
+    }
+    static bool is_free(value v) noexcept { return (v.hi | v.lo) == 0; }
+    static std::size_t hash(value v) noexcept
+    {
+        const uint64_t h = (v.hi ^ v.lo * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+        return static_cast<std::size_t>(h ^ (h >> 32));
+    }
+};
+
+/// One family's slots; the public neighbour_table below is the interface.
+template <class Key>
+class neighbour_slots {
 public:
     static constexpr std::size_t capacity = sbc::neighbour_capacity;  ///< power of two
-    static constexpr std::size_t max_probe = 16;   ///< slots searched per lookup
+    static constexpr std::size_t max_probe = 16;                      ///< slots searched per lookup
+    using value = typename Key::value;
 
-    /// Any thread: the MAC for `ip`, or nullopt. Never blocks; a lookup racing a
-    /// writer that keeps rewriting the same slot gives up after a few tries and misses.
-    [[nodiscard]] std::optional<mac_addr> lookup(const ip_address& ip) const noexcept { return lookup_v4(ip.v4_host()); }
+    [[nodiscard]] std::optional<mac_addr> lookup(value ip) const noexcept;
+    bool insert(value ip, const mac_addr& mac, uint64_t now_ms) noexcept;
+    bool remove(value ip) noexcept;
+    [[nodiscard]] std::optional<uint64_t> updated_ms(value ip) const noexcept;
+    template <class Fn>
+    void for_each(Fn&& fn) const
+    {
+        for (const slot& s : slots_) {
+            const value ip = s.ip.load();
+            if (!Key::is_free(ip))
+                fn(Key::address(ip), unpack_mac(s.mac.load(std::memory_order_relaxed)),
+                   s.updated_ms.load(std::memory_order_relaxed));
+        }
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
-    /// Control core only: inserts or updates `ip`. Returns false when the table is full
-    /// (no free slot within max_probe) or `ip` is not IPv4; the caller counts it.
+private:
+    struct slot {
+        std::atomic<uint32_t> seq{0};  ///< odd while the writer rewrites the slot
+        typename Key::cell ip;
+        std::atomic<uint64_t> mac{0};  ///< 48-bit MAC in the low bits
+        std::atomic<uint64_t> updated_ms{0};
+    };
+    static std::size_t home(value ip) noexcept { return Key::hash(ip) & (capacity - 1); }
+    static void write(slot& s, value ip, uint64_t mac, uint64_t now_ms) noexcept;
+
+    std::array<slot, capacity> slots_{};
+    std::size_t size_ = 0;  ///< control core only
+};
+
+extern template class neighbour_slots<neighbour_key4>;
+extern template class neighbour_slots<neighbour_key6>;
+
+}  // namespace detail
+
+class neighbour_table {
+public:
+    static constexpr std::size_t capacity = sbc::neighbour_capacity;  ///< per family
+    static constexpr std::size_t max_probe = detail::neighbour_slots<detail::neighbour_key4>::max_probe;
+
+    /// Any thread: the MAC for `ip` (IPv4 or IPv6), or nullopt. Never blocks; a lookup racing
+    /// a writer that keeps rewriting the same slot gives up after a few tries and misses.
+    [[nodiscard]] std::optional<mac_addr> lookup(const ip_address& ip) const noexcept
+    {
+        if (ip.is_v4()) return v4_.lookup(ip.v4_host());
+        return ip.is_v6() ? v6_.lookup(detail::neighbour_key6::of(ip)) : std::nullopt;
+    }
+
+    /// Control core only: inserts or updates `ip`. Returns false when the table of its family
+    /// is full (no free slot within max_probe) or `ip` is unset or unspecified; the caller counts it.
     bool insert(const ip_address& ip, const mac_addr& mac, uint64_t now_ms) noexcept;
 
     /// Control core only: removes `ip`; returns whether it was there.
@@ -42,32 +151,13 @@ public:
         mac_addr mac;
         uint64_t updated_ms;
     };
-    /// Control core only: every entry, for sbcctl and metrics.
+    /// Control core only: every entry, IPv4 first, for sbcctl and metrics.
     [[nodiscard]] std::vector<entry> entries() const;
-    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] std::size_t size() const noexcept { return v4_.size() + v6_.size(); }
 
 private:
-    // Slots hold IPv4 addresses in host order (0: free); these take the public ip_address.
-    [[nodiscard]] std::optional<mac_addr> lookup_v4(uint32_t ip) const noexcept;
-    bool insert_v4(uint32_t ip, const mac_addr& mac, uint64_t now_ms) noexcept;
-    bool remove_v4(uint32_t ip) noexcept;
-    [[nodiscard]] std::optional<uint64_t> updated_ms_v4(uint32_t ip) const noexcept;
-
-    struct slot {
-        std::atomic<uint32_t> seq{0};  ///< odd while the writer rewrites the slot
-        std::atomic<uint32_t> ip{0};   ///< 0 = free (0.0.0.0 is never a neighbour)
-        std::atomic<uint64_t> mac{0};  ///< 48-bit MAC in the low bits
-        std::atomic<uint64_t> updated_ms{0};
-    };
-
-    static std::size_t home(uint32_t ip) noexcept { return (ip * 2654435761u) & (capacity - 1); }
-    void write(slot& s, uint32_t ip, uint64_t mac, uint64_t now_ms) noexcept;
-
-    std::array<slot, capacity> slots_{};
-    std::size_t size_ = 0;  ///< control core only
+    detail::neighbour_slots<detail::neighbour_key4> v4_;
+    detail::neighbour_slots<detail::neighbour_key6> v6_;
 };
-
-uint64_t pack_mac(const mac_addr& m) noexcept;
-mac_addr unpack_mac(uint64_t v) noexcept;
 
 }  // namespace sbc::dataplane

@@ -12,6 +12,7 @@
 #include <rte_malloc.h>
 
 #include "dataplane/events.h"
+#include "dataplane/nd.h"
 #include "dataplane/stages.h"
 
 namespace sbc::dataplane {
@@ -463,6 +464,35 @@ bool inject_frame(dataplane_runtime& rt, rte_mbuf* m, unsigned w)
         return false;
     }
     return true;
+}
+
+std::vector<std::string> accept_ipv6_multicast(dataplane_runtime& rt, const std::vector<interface_info>& ifcs)
+{
+    std::vector<std::string> problems;
+    for (const port_info& p : rt.ports) {
+        std::vector<rte_ether_addr> groups;
+        const auto add = [&groups](const std::array<uint8_t, 6>& mac) {
+            rte_ether_addr a;
+            std::memcpy(a.addr_bytes, mac.data(), 6);
+            for (const auto& g : groups)
+                if (rte_is_same_ether_addr(&g, &a)) return;
+            groups.push_back(a);
+        };
+        for (const interface_info& ifc : ifcs) {
+            if (ifc.port_id != p.port_id || !ifc.has_v6()) continue;
+            add(multicast_mac6(all_nodes.data()));
+            for (const ip_address& a : {ifc.address6.addr, ifc.link_local6})
+                add(multicast_mac6(solicited_node(a.v6_bytes().data()).data()));
+        }
+        if (groups.empty()) continue;
+        const int rc = rte_eth_dev_set_mc_addr_list(p.port_id, groups.data(), static_cast<uint32_t>(groups.size()));
+        if (rc == 0) continue;
+        const int all = rte_eth_allmulticast_enable(p.port_id);
+        if (all != 0 && all != -ENOTSUP)
+            problems.push_back("device " + p.device + ": IPv6 multicast groups not set (" + std::strerror(-rc) +
+                               ") nor all-multicast (" + std::strerror(-all) + "): Neighbor Discovery may not arrive");
+    }
+    return problems;
 }
 
 }  // namespace sbc::dataplane

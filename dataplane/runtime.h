@@ -114,6 +114,13 @@ void stop_dataplane(dataplane_runtime& rt);
 /// neighbour table. Main lcore, after start_dataplane; valid while `rt` lives.
 stream_rings stream_rings_of(dataplane_runtime& rt);
 
+/// Tells each port which IPv6 multicast groups to deliver (all-nodes, and the solicited-node
+/// group of every IPv6 address of its interfaces, dataplane/nd.h): a NIC filters multicast
+/// frames otherwise, and Neighbor Discovery would never reach the IPv6 stage. A port that takes
+/// no list is put in all-multicast mode. Control core. Returns a line per port that took
+/// neither (a virtual device that delivers everything anyway is not reported).
+std::vector<std::string> accept_ipv6_multicast(dataplane_runtime& rt, const std::vector<interface_info>& ifcs);
+
 /// Queues a frame the control core built for transmission by worker `w` (round robin when
 /// w is out of range). Frees it and returns false when the worker's ring is full.
 bool inject_frame(dataplane_runtime& rt, rte_mbuf* m, unsigned w = ~0u);

@@ -6,6 +6,7 @@
 #include <array>
 #include <memory>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -24,11 +25,11 @@ using sbc::max_interfaces_per_port;
 constexpr uint16_t no_interface = 0xffff;
 static_assert(max_interfaces < no_interface, "an interface index must differ from no_interface");
 
-/// One configured interface as the dataplane sees it: a port, an optional VLAN, an address.
-/// The address is in the common vocabulary (common/address.h), so that IPv6 adds code, not
-/// fields. The IPv4 packet path reads it through the *_v4 accessors below, inline on host-order
+/// One configured interface as the dataplane sees it: a port, an optional VLAN, an IPv4 address
+/// and optionally an IPv6 one. The addresses are in the common vocabulary (common/address.h).
+/// The IPv4 packet path reads them through the *_v4 accessors below, inline on host-order
 /// words: one load of the address and a mask shifted from the prefix length, nothing stored
-/// twice. An IPv6 path will be a template over accessors of its own, not a branch in these.
+/// twice; the IPv6 stages (dataplane/ipv6.cc) through the *6 ones.
 struct interface_info {
     uint16_t port_id = 0;
     uint16_t vlan = 0;           ///< 0: untagged
@@ -38,6 +39,15 @@ struct interface_info {
     /// The default gateway, same family as `address`, inside its prefix; unset
     /// (ip_family::none) when the interface has none.
     sbc::ip_address gateway;
+    /// Our IPv6 address with its prefix length, host bits kept ("2001:db8::1/64"); unset
+    /// (ip_family::none) when the interface does not run IPv6.
+    sbc::ip_prefix address6;
+    /// Our link-local address (fe80:: and the MAC as modified EUI-64, dataplane/nd.h), set
+    /// exactly when address6 is: Neighbor Discovery and routers speak to it.
+    sbc::ip_address link_local6;
+    /// The IPv6 default gateway: a link-local address or one inside address6's prefix; unset
+    /// when there is none.
+    sbc::ip_address gateway6;
     std::array<uint8_t, 6> mac{};
     std::string name;
     /// The IPv4 TOS byte (DSCP << 2, ECN 0) of what we send from here: SIP (UDP datagrams and
@@ -46,17 +56,34 @@ struct interface_info {
     uint8_t tos_sip = tos_of_dscp(default_dscp_sip);
     uint8_t tos_rtp = tos_of_dscp(default_dscp_rtp);
 
-    /// Whether `ip` is inside our prefix; an address of another family never is.
+    /// Whether `ip` is inside our prefix of its family (for IPv6 also: link-local); an address
+    /// of a family the interface does not run never is.
     [[nodiscard]] bool on_link(const sbc::ip_address& ip) const noexcept
     {
-        return ip.is_v4() ? on_link_v4(ip.v4_host()) : address.contains(ip);  // IPv4 inline, no masked() calls
+        if (ip.is_v4()) return on_link_v4(ip.v4_host());  // IPv4 inline, no masked() calls
+        return has_v6() && ip.is_v6() && (address6.contains(ip) || is_link_local(ip));
     }
-    /// The neighbour to resolve to reach `ip`: `ip` itself when on-link, else the gateway;
-    /// unset when unreachable (no gateway, or `ip` of another family than ours).
+    /// The neighbour to resolve to reach `ip`: `ip` itself when on-link, else the gateway of
+    /// its family; unset when unreachable (no gateway, or a family the interface does not run).
     [[nodiscard]] sbc::ip_address next_hop(const sbc::ip_address& ip) const noexcept
     {
         if (on_link(ip)) return ip;
-        return ip.family() == address.addr.family() ? gateway : sbc::ip_address{};
+        if (ip.is_v4()) return address.addr.is_v4() ? gateway : sbc::ip_address{};
+        return ip.is_v6() && has_v6() ? gateway6 : sbc::ip_address{};
+    }
+    /// Whether the interface runs IPv6.
+    [[nodiscard]] bool has_v6() const noexcept { return address6.addr.is_v6(); }
+    /// Whether the 16 bytes at `a` are one of our IPv6 unicast addresses (global or link-local).
+    [[nodiscard]] bool is_ours6(const uint8_t* a) const noexcept
+    {
+        if (!has_v6()) return false;
+        const auto g = address6.addr.v6_bytes(), ll = link_local6.v6_bytes();
+        return std::memcmp(a, g.data(), 16) == 0 || std::memcmp(a, ll.data(), 16) == 0;
+    }
+    /// Our address to answer `peer` from: the link-local one for a link-local peer, else the global.
+    [[nodiscard]] sbc::ip_address source6_for(const uint8_t* peer) const noexcept
+    {
+        return peer[0] == 0xfe && (peer[1] & 0xc0) == 0x80 ? link_local6 : address6.addr;
     }
 
     /// Our IPv4 address in host order; 0 when the interface is not IPv4.
@@ -71,6 +98,13 @@ struct interface_info {
     }
     /// next_hop() for a host-order IPv4 address; 0 when unreachable.
     [[nodiscard]] uint32_t next_hop_v4(uint32_t ip) const noexcept { return on_link_v4(ip) ? ip : gateway.v4_host(); }
+
+private:
+    static bool is_link_local(const sbc::ip_address& ip) noexcept
+    {
+        const auto b = ip.v6_bytes();
+        return b[0] == 0xfe && (b[1] & 0xc0) == 0x80;
+    }
 };
 
 struct snapshot {
@@ -83,6 +117,9 @@ struct snapshot {
     /// interface's dscp_rtp as TOS): built with the rest of the snapshot, so that a reload
     /// changes it (dataplane/rtp_stage.h media_egress_of). Unused without [media].
     rtp::media_egress_table media_egress{};
+    /// The longest chain of IPv6 extension headers the IPv6 stage walks before the upper
+    /// layer ([ipv6] max_extension_headers); a longer one is dropped and counted.
+    uint8_t ipv6_max_extension_headers = 8;
     /// interface index by (port, vlan): by_port[port] lists the interfaces on that port.
     std::array<std::array<uint16_t, max_interfaces_per_port>, max_ports> by_port{};
 

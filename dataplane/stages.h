@@ -20,8 +20,8 @@ struct l4_bursts {
     sub_burst tcp;
 };
 
-/// Production processing of one received burst: Ethernet/VLAN classify, then ARP, IPv4,
-/// fragments, ICMP and UDP stages.
+/// Production processing of one received burst: Ethernet/VLAN classify, then ARP, IPv6 and
+/// ICMPv6, IPv4, fragments, ICMP, UDP and TCP stages.
 void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n) noexcept;
 
 /// Per-iteration work of the production loop: handed-off SIP datagrams, proxy timers, media
@@ -42,7 +42,7 @@ struct production {
 /// what no interface takes, and a flood's SIP datagrams that early_screen
 /// (source_screen.h) decides on (free_dropped). n is at most burst_size.
 void classify(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n,
-              sub_burst& arp, sub_burst& ipv4) noexcept;
+              sub_burst& arp, sub_burst& ipv4, sub_burst& ipv6) noexcept;
 
 /// Answers ARP requests for our addresses and reports every sender to the control core.
 void arp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
@@ -50,6 +50,21 @@ void arp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 /// Validates IPv4 headers (version, IHL, total length, checksum, destination) and sorts by
 /// protocol and fragmentation; sets m->l3_len and trims Ethernet padding.
 void ipv4_stage(worker& w, const snapshot& snap, sub_burst& b, l4_bursts& out) noexcept;
+
+/// Validates IPv6 headers (version, payload length, a source that is not multicast, a
+/// destination that is ours: our global or link-local address, all-nodes, or the solicited-node
+/// group of either), walks the extension headers (at most snap.ipv6_max_extension_headers,
+/// hop-by-hop first only, no routing header with segments left), trims Ethernet padding, sets
+/// m->l3_len to the offset of the upper layer and passes ICMPv6 on (dataplane/ipv6.cc). Fragments,
+/// UDP and TCP over IPv6 are dropped and counted: not built yet.
+void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6) noexcept;
+
+/// ICMPv6 for our addresses (dataplane/icmp6.cc): answers echo requests and Neighbor
+/// Solicitations for our addresses (RFC 4861 7.2.4, with our MAC as target link-layer address),
+/// reports what solicitations and advertisements teach about neighbours and what destination
+/// unreachable says about a datagram we sent to the control core; checks the checksum over the
+/// upper-layer length and ND's hop limit of 255. Drops the rest, counted.
+void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 
 /// Reassembles IPv4 fragments (rte_ip_frag); complete datagrams go on to ICMP or UDP.
 void frag_stage(worker& w, const snapshot& snap, l4_bursts& io) noexcept;

@@ -2,7 +2,10 @@
 // independent of the dataplane's code.
 #include "tests/eal/frame_builder.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 namespace sbc::test {
 
@@ -157,6 +160,64 @@ bytes pattern(std::size_t n, uint8_t seed)
 {
     bytes b(n);
     for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>(i * 7 + seed);
+    return b;
+}
+
+ip6 ipv6(const char* text)
+{
+    ip6 a{};
+    if (inet_pton(AF_INET6, text, a.data()) != 1) std::abort();
+    return a;
+}
+
+bytes ipv6_packet(const ipv6_fields& f, std::span<const uint8_t> payload)
+{
+    bytes b;
+    put32(b, 0x60000000u);
+    put16(b, static_cast<uint16_t>(payload.size()));
+    b.push_back(f.next);
+    b.push_back(f.hop_limit);
+    put(b, f.src);
+    put(b, f.dst);
+    put(b, payload);
+    return b;
+}
+
+bytes ipv6_extension(uint8_t next, std::size_t len, std::span<const uint8_t> rest, uint8_t segments_left)
+{
+    bytes b(len, 0);
+    b[0] = next;
+    b[1] = static_cast<uint8_t>(len / 8 - 1);
+    if (segments_left != 0) {
+        b[3] = segments_left;  // a routing header: type 0 at b[2], then addresses
+    } else {
+        b[2] = 1;  // PadN over the rest of the header
+        b[3] = static_cast<uint8_t>(len - 4);
+    }
+    put(b, rest);
+    return b;
+}
+
+bytes icmp6_message(const ip6& src, const ip6& dst, uint8_t type, uint8_t code, std::span<const uint8_t> body)
+{
+    bytes m{type, code, 0, 0};
+    put(m, body);
+    uint32_t acc = ones_sum(src);
+    acc = ones_sum(dst, acc);
+    acc += static_cast<uint32_t>(m.size() >> 16) + static_cast<uint32_t>(m.size() & 0xffff) + proto_icmp6;
+    write16(m, 2, fold_checksum(ones_sum(m, acc)));
+    return m;
+}
+
+bytes nd_body(uint8_t flags, const ip6& target, uint8_t option_type, const mac& lladdr)
+{
+    bytes b{flags, 0, 0, 0};
+    put(b, target);
+    if (option_type != 0) {
+        b.push_back(option_type);
+        b.push_back(1);
+        put(b, lladdr);
+    }
     return b;
 }
 

@@ -1,5 +1,5 @@
-// Test frame builders: Ethernet (optionally 802.1Q), ARP, IPv4 (and its fragments), ICMP and
-// UDP, with every checksum computed here, independently of the dataplane's own helpers, so
+// Test frame builders: Ethernet (optionally 802.1Q), ARP, IPv4 (and its fragments), ICMP,
+// UDP, IPv6 with extension headers, ICMPv6 and Neighbor Discovery, with every checksum computed here, independently of the dataplane's own helpers, so
 // that the eal tier checks the stages against a second implementation. Plain bytes, no EAL.
 #pragma once
 
@@ -81,6 +81,34 @@ bytes icmp_unreachable(uint8_t code, std::span<const uint8_t> original);
 
 /// UDP datagram with a correct checksum under the pseudo-header of (src, dst).
 bytes udp_datagram(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, std::span<const uint8_t> data);
+
+using ip6 = std::array<uint8_t, 16>;
+constexpr uint8_t proto_icmp6 = 58;
+
+/// An IPv6 address from its text ("2001:db8::1"); aborts the test on a typo.
+ip6 ipv6(const char* text);
+
+struct ipv6_fields {
+    ip6 src{};
+    ip6 dst{};
+    uint8_t next = proto_icmp6;  ///< the first next header: an extension header's or the upper layer's
+    uint8_t hop_limit = 64;
+};
+
+/// IPv6 header followed by `payload` (extension headers and upper layer), payload length set.
+bytes ipv6_packet(const ipv6_fields& f, std::span<const uint8_t> payload);
+
+/// An extension header (hop-by-hop, destination options: PadN filling; routing: type 0 with
+/// `segments_left`) of `len` bytes (a multiple of 8, at least 8) followed by `rest`.
+bytes ipv6_extension(uint8_t next, std::size_t len, std::span<const uint8_t> rest, uint8_t segments_left = 0);
+
+/// The ICMPv6 message (type, code, then `body`) with its checksum under (src, dst), the
+/// pseudo-header taking the message's own length (the upper-layer length).
+bytes icmp6_message(const ip6& src, const ip6& dst, uint8_t type, uint8_t code, std::span<const uint8_t> body);
+
+/// The body of an NS or NA after type, code and checksum: flags (NA), reserved, target, and a
+/// link-layer address option of `option_type` (0: none) carrying `lladdr`.
+bytes nd_body(uint8_t flags, const ip6& target, uint8_t option_type, const mac& lladdr);
 
 /// `n` bytes of a recognisable pattern (i * 7 + 3), for payloads.
 bytes pattern(std::size_t n, uint8_t seed = 3);

@@ -9,6 +9,7 @@
 #include <rte_lcore.h>
 
 #include "control/snapshot_build.h"
+#include "dataplane/nd.h"
 #include "dataplane/rtp_stage.h"
 #include "dataplane/stages.h"
 
@@ -78,12 +79,16 @@ harness::harness(unsigned mbufs, unsigned workers, bool streams)
     untagged.address = {ip_address::v4(our_ip), 24};
     untagged.gateway = ip_address::v4(our_gateway);
     untagged.mac = mac_;
+    untagged.address6 = {*parse_address(our_ip6_text), 64};
+    untagged.link_local6 = dp::link_local_of(mac_);
     snap->interfaces.push_back(untagged);
     dp::interface_info tagged = untagged;
     tagged.name = "core";
     tagged.vlan = our_vlan;
     tagged.address = {ip_address::v4(our_vlan_ip), 24};
     tagged.gateway = {};  // none
+    tagged.address6 = {};  // IPv4 only
+    tagged.link_local6 = {};
     snap->interfaces.push_back(tagged);
     snap->index_interfaces();
     control::publish_snapshot(rt->shared->snap, std::move(snap));

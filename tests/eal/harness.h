@@ -2,7 +2,8 @@
 // ring per worker queue (frames enqueued on rx ring q arrive as received on queue q, what
 // worker q transmits lands on tx ring q), a started dataplane with one worker (or more) on it,
 // and a published snapshot with two interfaces on that port: 198.18.0.1/24 untagged (gateway
-// .254) and 198.18.100.1/24 on VLAN 100; set_proxy() republishes it with SIP proxy tables.
+// .254; IPv6 2001:2:0:1::1/64 and the link-local address of the port's MAC) and 198.18.100.1/24
+// on VLAN 100 (IPv4 only); set_proxy() republishes it with SIP proxy tables.
 // Test thread only; either drive bursts with poll() or launch the real worker loop.
 #pragma once
 
@@ -30,6 +31,10 @@ constexpr uint16_t our_vlan = 100;
 constexpr uint16_t untagged_iface = 0;  ///< index in the snapshot
 constexpr uint16_t vlan_iface = 1;
 constexpr uint32_t peer_ip = ipv4(198, 18, 0, 10);
+/// The untagged interface's IPv6 address (in the benchmarking range 2001:2::/48, RFC 5180) and
+/// its peer's.
+constexpr const char* our_ip6_text = "2001:2:0:1::1";
+constexpr const char* peer_ip6_text = "2001:2:0:1::10";
 constexpr uint32_t vlan_peer_ip = ipv4(198, 18, 100, 10);
 constexpr mac peer_mac{0x02, 0x00, 0x00, 0x00, 0x00, 0x0a};
 

@@ -538,9 +538,34 @@ INSTANTIATE_TEST_SUITE_P(
     ipv6_mistakes, config_bad,
     ::testing::Values(
         bad_case{"IPv6 interface address", with_interface("", "address = \"2001:db8::1/64\"\n"), 4,
-                 "interface[0].address", "IPv6 is not supported yet (only IPv4 runs in the dataplane), got \"2001:db8::1/64\""},
+                 "interface[0].address", "an IPv6 one goes in address6 (address6 = \"2001:db8::1/64\")"},
         bad_case{"IPv6 gateway", with_interface("", good_address + "gateway = \"2001:db8::fe\"\n"), 5,
-                 "interface[0].gateway", "IPv6 is not supported yet"},
+                 "interface[0].gateway", "an IPv6 gateway goes in gateway6"},
+        bad_case{"IPv4 address6", with_interface("", good_address + "address6 = \"198.18.0.2/24\"\n"), 5,
+                 "interface[0].address6", "expected an IPv6 address with prefix length 1..128"},
+        bad_case{"address6 without a prefix length", with_interface("", good_address + "address6 = \"2001:db8::1\"\n"), 5,
+                 "interface[0].address6", "expected an IPv6 address with prefix length 1..128"},
+        bad_case{"link-local address6", with_interface("", good_address + "address6 = \"fe80::1/64\"\n"), 5,
+                 "interface[0].address6", "a link-local address (sbcd derives its own from the MAC)"},
+        bad_case{"multicast address6", with_interface("", good_address + "address6 = \"ff02::1/64\"\n"), 5,
+                 "interface[0].address6", "a multicast address"},
+        bad_case{"IPv4-mapped address6", with_interface("", good_address + "address6 = \"::ffff:198.18.0.1/120\"\n"), 5,
+                 "interface[0].address6", "an IPv4-mapped address"},
+        bad_case{"subnet anycast address6", with_interface("", good_address + "address6 = \"2001:db8:0:1::/64\"\n"), 5,
+                 "interface[0].address6", "the subnet-router anycast address"},
+        bad_case{"gateway6 without address6", with_interface("", good_address + "gateway6 = \"fe80::1\"\n"), 5,
+                 "interface[0].gateway6", "needs address6"},
+        bad_case{"gateway6 off the prefix",
+                 with_interface("", good_address + "address6 = \"2001:db8:0:1::10/64\"\ngateway6 = \"2001:db8:0:2::1\"\n"), 6,
+                 "interface[0].gateway6", "expected a link-local address or one inside the interface's prefix 2001:db8:0:1::/64"},
+        bad_case{"gateway6 is our address",
+                 with_interface("", good_address + "address6 = \"2001:db8:0:1::10/64\"\ngateway6 = \"2001:db8:0:1::10\"\n"), 6,
+                 "interface[0].gateway6", "expected another host"},
+        bad_case{"IPv4 gateway6",
+                 with_interface("", good_address + "address6 = \"2001:db8:0:1::10/64\"\ngateway6 = \"198.18.0.254\"\n"), 6,
+                 "interface[0].gateway6", "expected an IPv6 address like \"fe80::1\""},
+        bad_case{"extension header limit too high", with_interface("[ipv6]\nmax_extension_headers = 33\n", good_address), 2,
+                 "ipv6.max_extension_headers", "0..32"},
         bad_case{"IPv6 trunk prefix", with_trunk("allow = [\"198.18.0.2\", \"2001:db8::/32\"]\n"), 8,
                  "trunk[0].allow[1]", "IPv6 is not supported yet"},
         bad_case{"IPv6 peer", with_region("peers = [ { address = \"[2001:db8::11]:5060\" } ]\n"), 11,
@@ -552,6 +577,30 @@ INSTANTIATE_TEST_SUITE_P(
         bad_case{"IPv6 DNS server", with_interface("[dns]\nservers = [\"2001:db8::53\"]\n", good_address), 2,
                  "dns.servers[0]", "IPv6 is not supported yet"}),
     bad_case_name);
+
+TEST(config, takes_an_interface_ipv6_address_and_gateway_beside_its_ipv4_one)
+{
+    auto r = parse_config(with_interface("[ipv6]\nmax_extension_headers = 4\n",
+                                         good_address + "address6 = \"2001:db8:0:1::10/64\"\ngateway6 = \"fe80::1\"\n"),
+                          "v6.toml");
+    ASSERT_TRUE(r.cfg) << (r.errors.empty() ? "" : r.errors[0].to_string());
+    const auto& ic = r.cfg->interfaces.at(0);
+    ASSERT_TRUE(ic.address6);
+    EXPECT_EQ(to_string(*ic.address6), "2001:db8:0:1::10/64");
+    ASSERT_TRUE(ic.gateway6);
+    EXPECT_EQ(to_string(*ic.gateway6), "fe80::1");
+    EXPECT_EQ(to_string(ic.address), "198.18.0.1/24");
+    EXPECT_EQ(r.cfg->ipv6.max_extension_headers, 4u);
+
+    auto global = parse_config(
+        with_interface("", good_address + "address6 = \"2001:db8:0:1::10/64\"\ngateway6 = \"2001:db8:0:1::1\"\n"), "g.toml");
+    ASSERT_TRUE(global.cfg);
+    EXPECT_EQ(to_string(*global.cfg->interfaces.at(0).gateway6), "2001:db8:0:1::1");
+    EXPECT_EQ(global.cfg->ipv6.max_extension_headers, 8u);
+    auto none = parse_config(with_interface("", good_address), "n.toml");
+    ASSERT_TRUE(none.cfg);
+    EXPECT_FALSE(none.cfg->interfaces.at(0).address6);
+}
 
 TEST(config, keeps_its_host_bits_suggestion_for_a_trunk_prefix)
 {

@@ -90,12 +90,22 @@ TEST(snapshot, never_puts_an_address_of_another_family_on_link_or_through_the_ga
     EXPECT_TRUE(ii.next_hop(ip_address::v6(v6)).is_unspecified());
     EXPECT_FALSE(ii.on_link(ip_address{}));
     EXPECT_TRUE(ii.next_hop(ip_address{}).is_unspecified());
-    // An IPv6 interface is never on-link for an IPv4 word, not even 0.0.0.0.
+    // An interface with only IPv6 is never on-link for an IPv4 word, not even 0.0.0.0.
     interface_info six;
-    six.address = {ip_address::v6(v6), 64};
+    six.address6 = {ip_address::v6(v6), 64};
+    six.link_local6 = *parse_address("fe80::1:2ff:fe00:1");
+    six.gateway6 = *parse_address("fe80::1");
     EXPECT_FALSE(six.on_link_v4(0));
     EXPECT_FALSE(six.on_link(ip_address::v4(0xC612000A)));
+    EXPECT_TRUE(six.next_hop(ip_address::v4(0xC612000A)).is_unspecified());
     EXPECT_TRUE(six.on_link(ip_address::v6(v6)));
+    EXPECT_TRUE(six.on_link(*parse_address("fe80::99"))) << "link-local is always on-link";
+    EXPECT_FALSE(six.on_link(*parse_address("2001:db8:1::5")));
+    EXPECT_EQ(six.next_hop(*parse_address("2001:db8:1::5")), six.gateway6);
+    EXPECT_TRUE(six.is_ours6(six.link_local6.v6_bytes().data()));
+    EXPECT_FALSE(six.is_ours6(parse_address("2001:db8::2")->v6_bytes().data()));
+    // An IPv4 interface without IPv6 has no IPv6 neighbours, not even link-local ones.
+    EXPECT_FALSE(ii.on_link(*parse_address("fe80::99")));
 }
 
 }  // namespace

@@ -1,0 +1,306 @@
+// Table-driven IPv6 packet cases through the production burst processing (packet_case.h):
+// Neighbor Discovery answered and learned from (RFC 4861), ICMPv6 echo, the extension-header
+// walk and its limits, the checksum over the upper-layer length, and what is dropped and
+// counted. The untagged interface runs 2001:2:0:1::1/64 and its MAC's link-local address; the
+// VLAN interface runs IPv4 only (tests/eal/harness.h).
+#include <algorithm>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "dataplane/frames.h"
+#include "dataplane/nd.h"
+#include "tests/eal/frame_builder.h"
+#include "tests/eal/harness.h"
+#include "tests/eal/packet_case.h"
+
+namespace sbc::test {
+namespace {
+
+namespace dp = sbc::dataplane;
+
+constexpr uint8_t ns_type = 135, na_type = 136, echo_req = 128, echo_rep = 129;
+constexpr uint8_t opt_sll = 1, opt_tll = 2;
+constexpr uint8_t flag_s = 0x40, flag_o = 0x20;
+
+dp::event seen6(const ip6& ip, const mac& m)
+{
+    dp::event e{};
+    e.kind = dp::event_kind::neighbour_seen;
+    e.iface = untagged_iface;
+    e.ip = ip_address::v6(ip);
+    e.mac = m;
+    return e;
+}
+
+/// The frame of an IPv6 datagram `payload` (extension headers included) from the peer's MAC.
+bytes from_peer6(const mac& ours, const ipv6_fields& f, const bytes& payload, uint16_t vlan = 0)
+{
+    return ethernet({ours, peer_mac, vlan}, ethertype_ipv6, ipv6_packet(f, payload));
+}
+
+/// What we answer a solicitation for `target` with: a solicited NA from `target` to `to`.
+bytes advert_reply(const mac& ours, const mac& eth_to, const ip6& target, const ip6& to, uint8_t flags)
+{
+    const bytes na = icmp6_message(target, to, na_type, 0, nd_body(flags, target, opt_tll, ours));
+    return ethernet({eth_to, ours, 0}, ethertype_ipv6, ipv6_packet({target, to, proto_icmp6, 255}, na));
+}
+
+std::vector<packet_case> cases(const mac& ours)
+{
+    std::vector<packet_case> t;
+    const ip6 me = ipv6(our_ip6_text), peer = ipv6(peer_ip6_text);
+    const ip6 me_ll = dp::link_local_of(ours).v6_bytes();
+    const ip6 peer_ll = ipv6("fe80::10");
+    const ip6 my_group = dp::solicited_node(me.data());
+    const ip6 all_nodes = dp::all_nodes;
+    const auto ns = [&](const ip6& src, const ip6& dst, const ip6& target, uint8_t opt) {
+        return icmp6_message(src, dst, ns_type, 0, nd_body(0, target, opt, peer_mac));
+    };
+
+    // Neighbor Solicitation
+    {
+        packet_case c{"answers_a_solicitation_for_its_address_and_learns_the_sender", {}, {}, {}, {}};
+        c.input = from_peer6(ours, {peer, me, proto_icmp6, 255}, ns(peer, me, me, opt_sll));
+        c.output = advert_reply(ours, peer_mac, me, peer, flag_s | flag_o);
+        c.event = seen6(peer, peer_mac);
+        t.push_back(c);
+    }
+    {
+        packet_case c{"answers_a_solicitation_sent_to_its_solicited_node_group", {}, {}, {}, {}};
+        c.input = ethernet({dp::multicast_mac6(my_group.data()), peer_mac, 0}, ethertype_ipv6,
+                           ipv6_packet({peer, my_group, proto_icmp6, 255}, ns(peer, my_group, me, opt_sll)));
+        c.output = advert_reply(ours, peer_mac, me, peer, flag_s | flag_o);
+        c.event = seen6(peer, peer_mac);
+        t.push_back(c);
+    }
+    {
+        packet_case c{"answers_a_solicitation_for_its_link_local_address", {}, {}, {}, {}};
+        const ip6 group = dp::solicited_node(me_ll.data());
+        c.input = from_peer6(ours, {peer_ll, group, proto_icmp6, 255}, ns(peer_ll, group, me_ll, opt_sll));
+        c.output = advert_reply(ours, peer_mac, me_ll, peer_ll, flag_s | flag_o);
+        c.event = seen6(peer_ll, peer_mac);
+        t.push_back(c);
+    }
+    {
+        packet_case c{"defends_its_address_against_duplicate_address_detection", {}, {}, {}, {}};
+        const ip6 unspecified{};
+        c.input = from_peer6(ours, {unspecified, my_group, proto_icmp6, 255}, ns(unspecified, my_group, me, 0));
+        // To every node, not solicited (RFC 4861 7.2.4), from the multicast MAC of all-nodes.
+        c.output = advert_reply(ours, dp::multicast_mac6(all_nodes.data()), me, all_nodes, flag_o);
+        t.push_back(c);
+    }
+    t.push_back({"drops_a_solicitation_with_hop_limit_254",
+                 from_peer6(ours, {peer, me, proto_icmp6, 254}, ns(peer, me, me, opt_sll)), dp::drop_reason::nd_invalid,
+                 {}, {}});
+    t.push_back({"drops_a_solicitation_for_another_address",
+                 from_peer6(ours, {peer, me, proto_icmp6, 255}, ns(peer, me, ipv6("2001:2:0:1::99"), opt_sll)),
+                 dp::drop_reason::nd_not_for_us, {}, {}});
+    {
+        bytes bad = nd_body(0, me, opt_sll, peer_mac);
+        bad[21] = 0;  // an option of length 0
+        t.push_back({"drops_a_solicitation_with_a_zero_length_option",
+                     from_peer6(ours, {peer, me, proto_icmp6, 255}, icmp6_message(peer, me, ns_type, 0, bad)),
+                     dp::drop_reason::nd_invalid, {}, {}});
+    }
+    t.push_back({"drops_a_solicitation_from_the_unspecified_address_with_a_source_mac",
+                 from_peer6(ours, {ip6{}, my_group, proto_icmp6, 255}, ns(ip6{}, my_group, me, opt_sll)),
+                 dp::drop_reason::nd_invalid, {}, {}});
+
+    // Neighbor Advertisement
+    {
+        packet_case c{"learns_the_target_of_an_advertisement", {}, {}, {}, {}};
+        c.input = from_peer6(ours, {peer, me, proto_icmp6, 255},
+                             icmp6_message(peer, me, na_type, 0, nd_body(flag_s | flag_o, peer, opt_tll, peer_mac)));
+        c.event = seen6(peer, peer_mac);
+        t.push_back(c);
+    }
+    t.push_back({"drops_a_solicited_advertisement_sent_to_all_nodes",
+                 from_peer6(ours, {peer, all_nodes, proto_icmp6, 255},
+                            icmp6_message(peer, all_nodes, na_type, 0, nd_body(flag_s, peer, opt_tll, peer_mac))),
+                 dp::drop_reason::nd_invalid, {}, {}});
+    t.push_back({"drops_an_advertisement_with_hop_limit_64",
+                 from_peer6(ours, {peer, me, proto_icmp6, 64},
+                            icmp6_message(peer, me, na_type, 0, nd_body(flag_s, peer, opt_tll, peer_mac))),
+                 dp::drop_reason::nd_invalid, {}, {}});
+
+    // Echo
+    const bytes data = pattern(56);
+    bytes echo_body{0x12, 0x34, 0, 7};
+    echo_body.insert(echo_body.end(), data.begin(), data.end());
+    const bytes reply = ethernet({peer_mac, ours, 0}, ethertype_ipv6,
+                                 ipv6_packet({me, peer, proto_icmp6, 64}, icmp6_message(me, peer, echo_rep, 0, echo_body)));
+    const bytes request = icmp6_message(peer, me, echo_req, 0, echo_body);
+    t.push_back({"answers_an_echo_request", from_peer6(ours, {peer, me}, request), {}, reply, {}});
+    {
+        bytes padded = from_peer6(ours, {peer, me}, request);
+        padded.resize(padded.size() + 8, 0);  // bytes beyond the payload length
+        t.push_back({"answers_an_echo_request_without_the_frames_trailing_bytes", padded, {}, reply, {}});
+    }
+    {
+        // Hop-by-hop, then destination options, then the echo: the checksum covers the echo
+        // only (its upper-layer length), and the reply carries no extension headers.
+        const bytes in = from_peer6(ours, {peer, me, 0}, ipv6_extension(60, 8, ipv6_extension(proto_icmp6, 16, request)));
+        t.push_back({"answers_an_echo_request_behind_extension_headers", in, {}, reply, {}});
+    }
+    t.push_back({"answers_an_echo_request_to_all_nodes_from_its_global_address",
+                 ethernet({dp::multicast_mac6(all_nodes.data()), peer_mac, 0}, ethertype_ipv6,
+                          ipv6_packet({peer, all_nodes}, icmp6_message(peer, all_nodes, echo_req, 0, echo_body))),
+                 {}, reply, {}});
+    {
+        bytes bad = request;
+        bad[10] ^= 0x40;
+        t.push_back({"drops_icmp6_with_a_bad_checksum", from_peer6(ours, {peer, me}, bad), dp::drop_reason::icmp6_bad_checksum,
+                     {}, {}});
+    }
+    {
+        // A checksum computed over the payload length (extension headers included) is wrong.
+        bytes wrong = request;
+        uint32_t acc = ones_sum(peer);
+        acc = ones_sum(me, acc);
+        wrong[2] = wrong[3] = 0;
+        acc += static_cast<uint32_t>(wrong.size() + 8) + proto_icmp6;
+        write16(wrong, 2, fold_checksum(ones_sum(wrong, acc)));
+        t.push_back({"drops_icmp6_whose_checksum_counts_the_extension_headers",
+                     from_peer6(ours, {peer, me, 60}, ipv6_extension(proto_icmp6, 8, wrong)),
+                     dp::drop_reason::icmp6_bad_checksum, {}, {}});
+    }
+
+    // Extension headers
+    {
+        bytes chain = request;
+        uint8_t next = proto_icmp6;
+        for (int i = 0; i < 9; ++i) {
+            chain = ipv6_extension(next, 8, chain);
+            next = 60;
+        }
+        t.push_back({"drops_a_chain_of_nine_extension_headers_over_the_limit_of_eight",
+                     from_peer6(ours, {peer, me, 60}, chain), dp::drop_reason::ipv6_extension_chain_too_long, {}, {}});
+    }
+    {
+        bytes chain = request;
+        uint8_t next = proto_icmp6;
+        for (int i = 0; i < 8; ++i) {
+            chain = ipv6_extension(next, 8, chain);
+            next = 60;
+        }
+        t.push_back({"answers_through_a_chain_of_eight_extension_headers", from_peer6(ours, {peer, me, 60}, chain), {},
+                     reply, {}});
+    }
+    t.push_back({"drops_a_hop_by_hop_header_that_is_not_first",
+                 from_peer6(ours, {peer, me, 60}, ipv6_extension(0, 8, ipv6_extension(proto_icmp6, 8, request))),
+                 dp::drop_reason::ipv6_bad_extension, {}, {}});
+    t.push_back({"drops_a_routing_header_with_segments_left",
+                 from_peer6(ours, {peer, me, 43}, ipv6_extension(proto_icmp6, 24, request, 1)),
+                 dp::drop_reason::ipv6_bad_extension, {}, {}});
+    {
+        bytes cut = ipv6_extension(proto_icmp6, 64, {});  // says 64 bytes, the payload has 64: the ICMPv6 is missing
+        cut.resize(16);  // and now the header runs past the payload
+        t.push_back({"drops_an_extension_header_longer_than_the_payload", from_peer6(ours, {peer, me, 60}, cut),
+                     dp::drop_reason::ipv6_bad_extension, {}, {}});
+    }
+    {
+        bytes frag{proto_icmp6, 0, 0, 1, 0, 0, 0, 42};  // offset 0, more fragments
+        frag.insert(frag.end(), request.begin(), request.end());
+        t.push_back({"drops_a_fragment_until_reassembly_is_built", from_peer6(ours, {peer, me, 44}, frag),
+                     dp::drop_reason::ipv6_fragment, {}, {}});
+    }
+
+    // Header and destination
+    t.push_back({"drops_udp_over_ipv6_until_it_is_built", from_peer6(ours, {peer, me, proto_udp}, pattern(40)),
+                 dp::drop_reason::ipv6_protocol_unsupported, {}, {}});
+    t.push_back({"drops_a_datagram_for_another_address",
+                 from_peer6(ours, {peer, ipv6("2001:2:0:1::99")}, icmp6_message(peer, ipv6("2001:2:0:1::99"), echo_req, 0, echo_body)),
+                 dp::drop_reason::ipv6_not_for_us, {}, {}});
+    t.push_back({"drops_ipv6_on_an_interface_without_ipv6", from_peer6(ours, {peer, me}, request, our_vlan),
+                 dp::drop_reason::ipv6_not_for_us, {}, {}});
+    t.push_back({"drops_a_multicast_source",
+                 from_peer6(ours, {all_nodes, me}, icmp6_message(all_nodes, me, echo_req, 0, echo_body)),
+                 dp::drop_reason::ipv6_bad_source, {}, {}});
+    {
+        bytes v4 = from_peer6(ours, {peer, me}, request);
+        v4[14] = 0x40;
+        t.push_back({"drops_version_4_under_the_ipv6_ethertype", v4, dp::drop_reason::ipv6_bad_version, {}, {}});
+    }
+    {
+        bytes cut = from_peer6(ours, {peer, me}, request);
+        cut.resize(cut.size() - 10);
+        t.push_back({"drops_a_payload_length_beyond_the_frame", cut, dp::drop_reason::ipv6_truncated, {}, {}});
+    }
+    t.push_back({"drops_a_router_advertisement_as_unhandled",
+                 from_peer6(ours, {peer_ll, all_nodes, proto_icmp6, 255},
+                            icmp6_message(peer_ll, all_nodes, 134, 0, bytes(12, 0))),
+                 dp::drop_reason::icmp6_unhandled, {}, {}});
+
+    // Destination unreachable about a datagram we sent
+    {
+        const bytes udp_hdr{0x13, 0xc4, 0x13, 0xc5, 0, 16, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8};
+        const bytes sent = ipv6_packet({me, peer, proto_udp}, udp_hdr);
+        bytes body{0, 0, 0, 0};
+        body.insert(body.end(), sent.begin(), sent.end());
+        packet_case c{"reports_a_port_unreachable_about_our_datagram", {}, {}, {}, {}};
+        c.input = from_peer6(ours, {peer, me}, icmp6_message(peer, me, 1, 4, body));
+        dp::event e{};
+        e.kind = dp::event_kind::icmp_unreachable;
+        e.iface = untagged_iface;
+        e.ip = ip_address::v6(peer);
+        e.icmp_type = 1;
+        e.icmp_code = 4;
+        e.orig_dst = ip_address::v6(peer);
+        e.orig_proto = proto_udp;
+        e.orig_src_port = 5060;
+        e.orig_dst_port = 5061;
+        c.event = e;
+        t.push_back(c);
+    }
+    return t;
+}
+
+class eal_ipv6 : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(eal_ipv6, verdict)
+{
+    harness h;
+    ASSERT_TRUE(h.ok()) << h.error();
+    const auto all = cases(h.our_mac());
+    const auto it = std::find_if(all.begin(), all.end(), [&](const packet_case& c) { return c.name == GetParam(); });
+    ASSERT_NE(it, all.end());
+    expect_verdict(h, *it);
+}
+
+std::vector<std::string> case_names()
+{
+    std::vector<std::string> names;
+    for (const auto& c : cases(mac{})) names.push_back(c.name);
+    return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(cases, eal_ipv6, ::testing::ValuesIn(case_names()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+// The solicitations and announcements the control core sends (dataplane/frames.h) are the
+// frames this file builds from the RFC on its own.
+TEST(ipv6_frames, the_control_cores_solicitation_and_announcement_match_the_rfc)
+{
+    const mac ours{0x02, 0, 0, 0, 0, 0x01};
+    const ip6 me = ipv6(our_ip6_text), peer = ipv6(peer_ip6_text);
+    std::array<uint8_t, 128> buf{};
+    const auto ns = dp::neighbour_solicitation(ours, ip_address::v6(me), ip_address::v6(peer), 0);
+    const std::size_t n = dp::build_nd(buf, ns);
+    const ip6 group = dp::solicited_node(peer.data());
+    const bytes want = ethernet({dp::multicast_mac6(group.data()), ours, 0}, ethertype_ipv6,
+                                ipv6_packet({me, group, proto_icmp6, 255},
+                                            icmp6_message(me, group, ns_type, 0, nd_body(0, peer, opt_sll, ours))));
+    EXPECT_EQ(bytes(buf.begin(), buf.begin() + static_cast<long>(n)), want);
+
+    const auto na = dp::unsolicited_advertisement(ours, ip_address::v6(me), our_vlan);
+    const std::size_t m = dp::build_nd(buf, na);
+    const bytes want_na = ethernet({dp::multicast_mac6(dp::all_nodes.data()), ours, our_vlan}, ethertype_ipv6,
+                                   ipv6_packet({me, dp::all_nodes, proto_icmp6, 255},
+                                               icmp6_message(me, dp::all_nodes, na_type, 0, nd_body(flag_o, me, opt_tll, ours))));
+    EXPECT_EQ(bytes(buf.begin(), buf.begin() + static_cast<long>(m)), want_na);
+    EXPECT_EQ(dp::build_nd(std::span<uint8_t>(buf.data(), 80), ns), 0u) << "too small a buffer is refused";
+}
+
+}  // namespace
+}  // namespace sbc::test
