@@ -401,6 +401,14 @@ stats_report control_loop::report() const
             s.gateway = to_string(ii.gateway);
             if (auto mac = rt_.shared->neighbours.lookup(ii.gateway)) s.gateway_mac = format_mac(*mac);
         }
+        if (ii.has_v6()) {
+            s.address6 = to_string(ii.address6);
+            s.link_local6 = to_string(ii.link_local6);
+        }
+        if (!ii.gateway6.is_unspecified()) {
+            s.gateway6 = to_string(ii.gateway6);
+            if (auto mac = rt_.shared->neighbours.lookup(ii.gateway6)) s.gateway6_mac = format_mac(*mac);
+        }
         r.interfaces.push_back(std::move(s));
     }
     for (const auto& w : rt_.workers) {

@@ -74,6 +74,8 @@ class text_table {
 public:
     explicit text_table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
     void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+    /// Rows added, the header not counted.
+    [[nodiscard]] std::size_t size() const noexcept { return rows_.size() - 1; }
     [[nodiscard]] std::string render(const std::string& indent = "  ") const { return table_text(rows_, indent); }
 
 private:

@@ -144,7 +144,9 @@ json to_json(const stats_report& r)
     for (const auto& i : r.interfaces)
         ifs.push_back({{"name", i.name},       {"device", i.device},   {"address", i.address},
                        {"mac", i.mac},         {"port_id", i.port_id}, {"vlan", i.vlan},
-                       {"link_up", i.link_up}, {"gateway", i.gateway}, {"gateway_mac", i.gateway_mac}});
+                       {"link_up", i.link_up}, {"gateway", i.gateway}, {"gateway_mac", i.gateway_mac},
+                       {"address6", i.address6}, {"link_local6", i.link_local6}, {"gateway6", i.gateway6},
+                       {"gateway6_mac", i.gateway6_mac}});
     json ws = json::array();
     for (const auto& w : r.workers)
         ws.push_back({{"id", w.id}, {"lcore", w.lcore}, {"max_loop_gap_us", w.max_loop_gap_us}, {"counters", to_json(w.counters)},
@@ -181,7 +183,7 @@ std::string to_prometheus(const stats_report& r)
     w.single("snapshot_generation", "gauge", "Generation of the configuration snapshot the workers use.",
              r.snapshot_generation);
     w.single("tsc_hz", "gauge", "TSC frequency used to turn cycle counts into time.", r.tsc_hz);
-    w.single("neighbours", "gauge", "Entries in the ARP neighbour table.", r.neighbours);
+    w.single("neighbours", "gauge", "Entries in the neighbour table (ARP and IPv6 Neighbor Discovery).", r.neighbours);
     w.single("icmp_unreachable_total", "counter",
              "ICMP destination-unreachable received about datagrams we sent (peers whose port or host is gone).",
              r.icmp_unreachable);
@@ -190,6 +192,9 @@ std::string to_prometheus(const stats_report& r)
     for (const auto& i : r.interfaces) w.sample(prom_labels({{"interface", i.name}}), uint64_t{i.link_up});
     w.family("interface_gateway_resolved", "gauge", "1 when the interface's gateway MAC address is known; 0 when unresolved or no gateway.");
     for (const auto& i : r.interfaces) w.sample(prom_labels({{"interface", i.name}}), uint64_t{!i.gateway_mac.empty()});
+    w.family("interface_gateway6_resolved", "gauge",
+             "1 when the interface's IPv6 gateway MAC address is known (Neighbor Discovery); 0 when unresolved or no IPv6 gateway.");
+    for (const auto& i : r.interfaces) w.sample(prom_labels({{"interface", i.name}}), uint64_t{!i.gateway6_mac.empty()});
 
     struct per_worker {
         const char* name;
@@ -369,6 +374,16 @@ std::string render_status_text(const json& j)
                 std::to_string(u64(i, "port_id")), str(i, "device"), gateway});
     }
     out += it.render();
+    // IPv6 gets its own table, shown when an interface runs it.
+    text_table it6({"NAME", "ADDRESS6", "LINK-LOCAL", "GATEWAY6"});
+    for (const auto& i : ifs) {
+        if (str(i, "address6").empty()) continue;
+        const std::string gw = str(i, "gateway6");
+        const std::string gw_mac = str(i, "gateway6_mac");
+        it6.add({str(i, "name"), str(i, "address6"), str(i, "link_local6"),
+                 gw.empty() ? "none" : gw + (gw_mac.empty() ? " unresolved" : " at " + gw_mac)});
+    }
+    if (it6.size() != 0) out += "\ninterfaces over IPv6\n" + it6.render();
 
     const json& ws = arr(j, "workers");
     out += "\nworkers (" + std::to_string(ws.size()) + ")\n";

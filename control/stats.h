@@ -31,6 +31,10 @@ struct interface_status {
     bool link_up = false;
     std::string gateway;      ///< "" when the interface has none
     std::string gateway_mac;  ///< "" while unresolved
+    std::string address6;     ///< "2001:db8::1/64"; "" when the interface does not run IPv6
+    std::string link_local6;  ///< "fe80::..." derived from the MAC; "" without IPv6
+    std::string gateway6;     ///< "" when the interface has no IPv6 gateway
+    std::string gateway6_mac; ///< "" while unresolved (Neighbor Discovery)
 };
 
 struct worker_status {

@@ -28,9 +28,10 @@ stats_report sample_report()
     r.tsc_hz = 2'000'000'000;
     r.neighbours = 2;
     r.interfaces.push_back({"core", "net_af_packet0,iface=sbc-dp", "198.18.0.1/24", "02:00:00:00:00:01", 0, 0, true,
-                            "198.18.0.254", "02:00:00:00:00:fe"});
+                            "198.18.0.254", "02:00:00:00:00:fe", "2001:2:0:1::1/64", "fe80::ff:fe00:1", "fe80::1",
+                            "02:00:00:00:00:fd"});
     r.interfaces.push_back({"access", "0000:3b:00.0", "198.19.0.1/24", "02:00:00:00:00:02", 1, 100, false,
-                            "198.19.0.254", ""});
+                            "198.19.0.254", "", "", "", "", ""});
     for (unsigned id = 0; id < 2; ++id) {
         worker_status w;
         w.id = id;
@@ -205,6 +206,8 @@ TEST(stats, prometheus_text_has_up_info_per_worker_counters_and_labelled_drops)
     EXPECT_EQ(value_of("sbc_worker_busy_percent", R"({worker="0"})"), "25");
     EXPECT_EQ(types["sbc_worker_busy_percent"], "gauge");
     EXPECT_EQ(value_of("sbc_interface_gateway_resolved", R"({interface="access"})"), "0");
+    EXPECT_EQ(value_of("sbc_interface_gateway6_resolved", R"({interface="core"})"), "1");
+    EXPECT_EQ(value_of("sbc_interface_gateway6_resolved", R"({interface="access"})"), "0");
     EXPECT_EQ(value_of("sbc_interface_link_up", R"({interface="core"})"), "1");
     EXPECT_NE(text.find("ipv4_bad_checksum\": IPv4 header checksum wrong"), std::string::npos)
         << "each drop reason is explained";
@@ -333,6 +336,18 @@ TEST(stats, status_text_shows_interfaces_gateway_resolution_and_worker_load)
                                  "198.18.0.254 at 02:00:00:00:00:fe", "198.19.0.254 unresolved", "DOWN", "100",
                                  "25.0", "50.0"})
         EXPECT_NE(text.find(expected), std::string::npos) << "missing '" << expected << "' in\n" << text;
+    // The IPv6 table lists the interface that runs IPv6 and only that one.
+    const auto v6 = text.find("interfaces over IPv6\n");
+    ASSERT_NE(v6, std::string::npos) << text;
+    const auto workers = text.find("workers (", v6);
+    const std::string table = text.substr(v6, workers - v6);
+    for (const char* expected : {"core", "2001:2:0:1::1/64", "fe80::ff:fe00:1", "fe80::1 at 02:00:00:00:00:fd"})
+        EXPECT_NE(table.find(expected), std::string::npos) << "missing '" << expected << "' in\n" << table;
+    EXPECT_EQ(table.find("access"), std::string::npos) << table;
+    // Without IPv6 anywhere there is no such table.
+    auto four = sample_report();
+    four.interfaces.erase(four.interfaces.begin());
+    EXPECT_EQ(render_status_text(to_json(four)).find("IPv6"), std::string::npos);
 }
 
 TEST(stats, each_workers_calls_show_in_json_text_and_prometheus)
