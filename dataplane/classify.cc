@@ -120,7 +120,9 @@ void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pk
     if (arp.n != 0) arp_stage(w, snap, arp);
     if (ipv6.n != 0) {
         sub_burst icmp6;
-        ipv6_stage(w, snap, ipv6, icmp6);
+        sub_burst frag6;
+        ipv6_stage(w, snap, ipv6, icmp6, frag6);
+        if (frag6.n != 0) frag6_stage(w, snap, frag6, icmp6);
         if (icmp6.n != 0) icmp6_stage(w, snap, icmp6);
     }
     if (ipv4.n == 0) return;

@@ -11,7 +11,9 @@
 
 #include "dataplane/checksum.h"
 #include "dataplane/events.h"
+#include "dataplane/ipv6_fragment.h"
 #include "dataplane/nd.h"
+#include "dataplane/sip_path.h"
 #include "dataplane/stages.h"
 
 namespace sbc::dataplane {
@@ -93,6 +95,51 @@ void post_neighbour(worker& w, uint16_t iface, const uint8_t* ip, const uint8_t*
 }
 
 enum class verdict : uint8_t { sent, consumed, invalid, not_for_us };
+
+/// Whether the checksum of the `len`-byte ICMPv6 message at offset `off` of the chain `m` is
+/// right (a reassembled datagram: rte_raw_cksum_mbuf over its segments).
+bool chain_checksum_ok(const rte_mbuf* m, uint8_t* ip, uint32_t off, uint32_t len) noexcept
+{
+    const uint32_t len32 = len;
+    const uint8_t tail[8] = {static_cast<uint8_t>(len32 >> 24), static_cast<uint8_t>(len32 >> 16),
+                             static_cast<uint8_t>(len32 >> 8), static_cast<uint8_t>(len32), 0, 0, 0, icmp6::proto};
+    uint16_t body = 0;
+    if (rte_raw_cksum_mbuf(m, off, len, &body) != 0) return false;
+    uint16_t sum = raw_checksum(src_of(ip), 16, body);
+    sum = raw_checksum(dst_of(ip), 16, sum);
+    return raw_checksum(tail, 8, sum) == 0xffff;
+}
+
+/// The echo reply to a reassembled echo request (an mbuf chain of `len` ICMPv6 bytes at `off`),
+/// from `from`: copied out of the chain into the worker's scratch, answered there, and sent as
+/// fragments (ipv6_fragment.h). Frees `m` when it is sent; false (nothing sent, `m` kept) when
+/// it could not be read or framed.
+bool echo_fragments(worker& w, rte_mbuf* m, const interface_info& ifc, uint8_t* ip, uint32_t off, uint32_t len,
+                    const ip_address& from) noexcept
+{
+    auto& scratch = sip_state(w.id).scratch;
+    if (len > scratch.size()) return false;
+    auto* msg = reinterpret_cast<uint8_t*>(scratch.data());
+    const void* p = rte_pktmbuf_read(m, off, len, msg);
+    if (p == nullptr) return false;
+    if (p != msg) std::memcpy(msg, p, len);  // it lay in one segment
+    const ip_address to = ip_address::v6(std::span<const uint8_t, 16>(src_of(ip), 16));
+    const auto src = from.v6_bytes(), dst = to.v6_bytes();
+    msg[0] = icmp6::echo_reply;
+    msg[2] = msg[3] = 0;
+    const uint16_t sum = ipv6_upper_checksum(src.data(), dst.data(), icmp6::proto, msg, len);
+    std::memcpy(msg + 2, &sum, 2);
+    const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
+    std::array<rte_mbuf*, max_ipv6_fragments> frags;
+    uint32_t n = 0;
+    if (!frame_ipv6_fragments(w.pool, ifc, eth->src_addr.addr_bytes, from, to, icmp6::proto, {msg, len},
+                              w.ipv6_fragment_id++, 64, 0, ipv6_mtu, frags, n))
+        return false;
+    const uint16_t port = m->port;
+    rte_pktmbuf_free(m);
+    for (uint32_t i = 0; i < n; ++i) tx_enqueue(w, port, frags[i]);
+    return true;
+}
 
 /// A Neighbor Solicitation (RFC 4861 7.2.3, 7.2.4): answered with a solicited advertisement
 /// when it asks for one of our addresses; its sender learned when it says its MAC.
@@ -178,7 +225,7 @@ void report_unreachable(worker& w, uint16_t iface, uint8_t* ip, const uint8_t* m
 void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
 {
     w.counters.entered(stage::icmp6, b.n);
-    uint32_t truncated = 0, bad_sum = 0, unhandled = 0, invalid = 0, not_for_us = 0;
+    uint32_t truncated = 0, bad_sum = 0, unhandled = 0, invalid = 0, not_for_us = 0, no_buffer = 0;
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];
         const interface_info& ifc = snap.interfaces[b.iface[i]];
@@ -186,12 +233,17 @@ void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
         const uint32_t end = ipv6_header_len + (uint32_t{ip[4]} << 8 | ip[5]);
         const uint32_t len = end - m->l3_len;  // the upper-layer length, not payload_len
         uint8_t* msg = ip + m->l3_len;
-        if (len < 4 || m->nb_segs != 1 || rte_pktmbuf_data_len(m) < m->l2_len + end) {
+        // One segment holds the whole message, or (reassembled) the chain does and the first
+        // segment at least its first 8 bytes.
+        const bool chained = m->nb_segs != 1;
+        const uint32_t need = chained ? m->l3_len + 8 : end;
+        if (len < 4 || rte_pktmbuf_data_len(m) < m->l2_len + need || rte_pktmbuf_pkt_len(m) < m->l2_len + end) {
             rte_pktmbuf_free(m);
             ++truncated;
             continue;
         }
-        if (ipv6_upper_checksum(src_of(ip), dst_of(ip), icmp6::proto, msg, len) != 0) {
+        if (chained ? !chain_checksum_ok(m, ip, m->l2_len + m->l3_len, len)
+                    : ipv6_upper_checksum(src_of(ip), dst_of(ip), icmp6::proto, msg, len) != 0) {
             rte_pktmbuf_free(m);
             ++bad_sum;
             continue;
@@ -201,6 +253,14 @@ void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
             // From the address it was sent to, or for a group from ours of the sender's scope.
             const ip_address from = is_multicast6(dst_of(ip)) ? ifc.source6_for(src_of(ip))
                                                                : ip_address::v6(std::span<const uint8_t, 16>(dst_of(ip), 16));
+            if (chained || ipv6_header_len + len > ipv6_mtu) {
+                // Too big for one frame back: fragments at the source (routers never fragment IPv6).
+                if (!echo_fragments(w, m, ifc, ip, m->l2_len + m->l3_len, len, from)) {
+                    rte_pktmbuf_free(m);
+                    ++no_buffer;
+                }
+                continue;
+            }
             const auto src = from.v6_bytes();
             uint8_t to[16];
             std::memcpy(to, src_of(ip), 16);
@@ -213,6 +273,12 @@ void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
             continue;
         }
         verdict v = verdict::consumed;
+        if (chained) {
+            // Neighbor Discovery is never fragmented (RFC 6980), errors fit the minimum MTU.
+            ++unhandled;
+            rte_pktmbuf_free(m);
+            continue;
+        }
         if (type == icmp6::neighbour_solicitation || type == icmp6::neighbour_advertisement) {
             // RFC 4861 7.1: a hop limit of 255 proves it was not forwarded; a code of 0; room
             // for the target, which is never a group.
@@ -239,6 +305,7 @@ void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
     if (unhandled) w.counters.drop(drop_reason::icmp6_unhandled, unhandled);
     if (invalid) w.counters.drop(drop_reason::nd_invalid, invalid);
     if (not_for_us) w.counters.drop(drop_reason::nd_not_for_us, not_for_us);
+    if (no_buffer) w.counters.drop(drop_reason::icmp6_no_buffer, no_buffer);
     b.n = 0;
 }
 

@@ -1,10 +1,13 @@
 // IPv6 stage: header validation, the destination check (our addresses and the groups Neighbor
 // Discovery needs), a bounded walk of the extension headers (RFC 8200 4), and sorting by upper
-// layer. Only ICMPv6 goes on today; fragments, UDP and TCP over IPv6 are counted and dropped
-// until they are built. Worker only.
+// layer; and the reassembly of fragments (rte_ip_frag, in the worker's table that IPv4 uses
+// too). Only ICMPv6 goes on today; UDP and TCP over IPv6 are counted and dropped until they are
+// built. Worker only.
 #include <cstring>
 
+#include <rte_cycles.h>
 #include <rte_ip.h>
+#include <rte_ip_frag.h>
 
 #include "dataplane/nd.h"
 #include "dataplane/stages.h"
@@ -33,9 +36,11 @@ struct chain {
     uint32_t offset = 0;    ///< where it starts, from the IPv6 header
     drop_reason fail{};     ///< set when `ok` is false
     bool ok = false;
+    bool fragment = false;  ///< a fragment header right after the IPv6 header: to reassemble
 };
 
-/// Walks the extension headers of the datagram at `ip` (`end` bytes: header and payload).
+/// Walks the extension headers of the datagram at `ip` (`end` bytes: header and payload, all
+/// in the first segment).
 chain walk(const uint8_t* ip, uint32_t end, unsigned limit) noexcept
 {
     chain c;
@@ -57,7 +62,10 @@ chain walk(const uint8_t* ip, uint32_t end, unsigned limit) noexcept
         }
         const uint8_t* h = ip + c.offset;
         if (nh == ipv6_ext::fragment) {
-            c.fail = drop_reason::ipv6_fragment;
+            // rte_ip_frag reassembles a fragment header that follows the IPv6 header only.
+            c.fragment = c.offset == ipv6_header_len;
+            c.ok = c.fragment;
+            if (!c.ok) c.fail = drop_reason::ipv6_fragment;
             return c;
         }
         // A routing header still to be followed names another node: we are not a router.
@@ -80,9 +88,18 @@ chain walk(const uint8_t* ip, uint32_t end, unsigned limit) noexcept
     return c;
 }
 
+/// Passes a datagram whose headers `c` walked to the stage of its upper layer; false if none.
+bool route_upper(rte_mbuf* m, uint16_t iface, const chain& c, sub_burst& icmp6) noexcept
+{
+    m->l3_len = c.offset;
+    if (c.next != icmp6::proto) return false;
+    icmp6.push(m, iface);
+    return true;
+}
+
 }  // namespace
 
-void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6) noexcept
+void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6, sub_burst& frag6) noexcept
 {
     w.counters.entered(stage::ipv6, b.n);
     std::array<uint16_t, drop_reason_count> drops{};
@@ -122,15 +139,57 @@ void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6)
             continue;
         }
         if (avail > end) rte_pktmbuf_trim(m, static_cast<uint16_t>(avail - end));  // Ethernet padding
-        m->l3_len = c.offset;
-        if (c.next == icmp6::proto) {
-            icmp6.push(m, b.iface[i]);
+        if (c.fragment) {
+            m->l3_len = ipv6_header_len + sizeof(rte_ipv6_fragment_ext);  // as rte_ip_frag wants it
+            frag6.push(m, b.iface[i]);
             continue;
         }
-        drop(m, drop_reason::ipv6_protocol_unsupported);
+        if (!route_upper(m, b.iface[i], c, icmp6)) drop(m, drop_reason::ipv6_protocol_unsupported);
     }
     for (std::size_t r = 0; r < drop_reason_count; ++r)
         if (drops[r] != 0) w.counters.drops[r].add(drops[r]);
+    b.n = 0;
+}
+
+void frag6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6) noexcept
+{
+    w.counters.entered(stage::frag6, b.n);
+    if (w.frag_table == nullptr) {
+        drop_all(w, b, drop_reason::frag_failed);
+        return;
+    }
+    const uint64_t now = rte_rdtsc();
+    uint32_t unsupported = 0, bad = 0, failed = 0;
+    for (uint16_t i = 0; i < b.n; ++i) {
+        rte_mbuf* m = b.pkts[i];
+        auto* ip = rte_pktmbuf_mtod_offset(m, rte_ipv6_hdr*, m->l2_len);
+        auto* fh = reinterpret_cast<rte_ipv6_fragment_ext*>(ip + 1);
+        // Fragments the table gives up on (full, overlapping, timed out) land on the death
+        // row, to be freed there: its growth is what failed.
+        const uint32_t before = w.death_row.cnt;
+        rte_mbuf* whole = rte_ipv6_frag_reassemble_packet(w.frag_table, &w.death_row, m, now, ip, fh);
+        failed += w.death_row.cnt - before;
+        if (whole == nullptr) continue;
+        // The fragment header is gone: walk what follows the IPv6 header again, within the
+        // first segment (the first fragment's, which holds every header before the upper layer).
+        const auto* wip = rte_pktmbuf_mtod_offset(whole, const uint8_t*, whole->l2_len);
+        const uint32_t end = ipv6_header_len + (uint32_t{wip[4]} << 8 | wip[5]);
+        const uint32_t first = rte_pktmbuf_data_len(whole) - whole->l2_len;
+        const chain c = walk(wip, end < first ? end : first, snap.ipv6_max_extension_headers);
+        if (!c.ok || c.fragment) {
+            rte_pktmbuf_free(whole);
+            ++bad;
+            continue;
+        }
+        if (!route_upper(whole, b.iface[i], c, icmp6)) {
+            rte_pktmbuf_free(whole);
+            ++unsupported;
+        }
+    }
+    if (unsupported) w.counters.drop(drop_reason::ipv6_protocol_unsupported, unsupported);
+    if (bad) w.counters.drop(drop_reason::ipv6_bad_extension, bad);
+    if (failed) w.counters.drop(drop_reason::frag_failed, failed);
+    rte_ip_frag_free_death_row(&w.death_row, 3);
     b.n = 0;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include <rte_ether.h>
 #include <rte_mbuf.h>
 
 #include "dataplane/worker.h"
@@ -55,9 +56,14 @@ void ipv4_stage(worker& w, const snapshot& snap, sub_burst& b, l4_bursts& out) n
 /// destination that is ours: our global or link-local address, all-nodes, or the solicited-node
 /// group of either), walks the extension headers (at most snap.ipv6_max_extension_headers,
 /// hop-by-hop first only, no routing header with segments left), trims Ethernet padding, sets
-/// m->l3_len to the offset of the upper layer and passes ICMPv6 on (dataplane/ipv6.cc). Fragments,
-/// UDP and TCP over IPv6 are dropped and counted: not built yet.
-void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6) noexcept;
+/// m->l3_len to the offset of the upper layer and passes ICMPv6 on (dataplane/ipv6.cc), and
+/// fragments whose fragment header follows the IPv6 header to frag6 (any other is dropped,
+/// counted). UDP and TCP over IPv6 are dropped and counted: not built yet.
+void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6, sub_burst& frag6) noexcept;
+
+/// Reassembles IPv6 fragments (rte_ip_frag, the worker's table); complete datagrams have the
+/// headers after the IPv6 header walked again and go on to ICMPv6 (as mbuf chains).
+void frag6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6) noexcept;
 
 /// ICMPv6 for our addresses (dataplane/icmp6.cc): answers echo requests and Neighbor
 /// Solicitations for our addresses (RFC 4861 7.2.4, with our MAC as target link-layer address),
@@ -101,7 +107,9 @@ void drop_all(worker& w, sub_burst& b, drop_reason r) noexcept;
 /// Writes our Ethernet header (and 802.1Q tag when the interface has a VLAN) in front of the
 /// L3 packet that starts at m's data + m->l2_len, for `dst`; keeps the frame's total shape right.
 /// Returns false when there is no headroom (never for frames we received). The interface's
-/// form of packet/l2.h's write_l2, which the RTP relay calls with its egress.
-bool write_l2(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac) noexcept;
+/// form of packet/l2.h's write_l2, which the RTP relay calls with its egress; `ethertype` of
+/// the L3 packet, IPv4 unless told.
+bool write_l2(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac,
+              uint16_t ethertype = RTE_ETHER_TYPE_IPV4) noexcept;
 
 }  // namespace sbc::dataplane

@@ -83,9 +83,9 @@ void drop_all(worker& w, sub_burst& b, drop_reason r) noexcept
     b.n = 0;
 }
 
-bool write_l2(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac) noexcept
+bool write_l2(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac, uint16_t ethertype) noexcept
 {
-    return packet::write_l2(m, ifc.vlan, ifc.mac.data(), dst_mac);
+    return packet::write_l2(m, ifc.vlan, ifc.mac.data(), dst_mac, ethertype);
 }
 
 }  // namespace sbc::dataplane

@@ -84,6 +84,7 @@ struct worker {
     rte_ring* capture_out = nullptr;     ///< copies of SIP frames to the capture thread (SP/SC; dataplane/capture_filter.h)
     capture_counters capture_stats;      ///< what this worker copied for the capture and dropped
     uint64_t tsc_per_ms = 1;
+    uint32_t ipv6_fragment_id = 0;  ///< identification of the next datagram this worker fragments over IPv6
     /// Next hops the neighbour table does not know yet (dataplane/neighbour_wait.cc): the MACs
     /// this worker saw its senders use, and the packets it holds while the control core resolves.
     learned_neighbours learned;

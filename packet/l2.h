@@ -1,4 +1,4 @@
-// Our Ethernet header (and 802.1Q tag) in front of an IPv4 packet about to leave: written once
+// Our Ethernet header (and 802.1Q tag) in front of an IPv4 (or IPv6) packet about to leave: written once
 // here for what we route out (SIP and health probes through write_l2(interface) in tx.cc, the
 // RTP relay per packet). Header-only and inline: the relay's hot loop calls it per packet.
 // Any worker; no heap, locks, system calls or logging.
@@ -14,8 +14,10 @@ namespace sbc::packet {
 
 /// Writes dst and src MAC, and the 802.1Q tag when `vlan` is not 0, in front of the L3 packet
 /// that starts at m's data + m->l2_len, growing or shrinking the L2 part to fit (sets
-/// m->l2_len). Returns false when there is no headroom (never for frames we received).
-inline bool write_l2(rte_mbuf* m, uint16_t vlan, const uint8_t* src_mac, const uint8_t* dst_mac) noexcept
+/// m->l2_len), with `ethertype` for the L3 packet (IPv4 unless told). Returns false when
+/// there is no headroom (never for frames we received).
+inline bool write_l2(rte_mbuf* m, uint16_t vlan, const uint8_t* src_mac, const uint8_t* dst_mac,
+                     uint16_t ethertype = RTE_ETHER_TYPE_IPV4) noexcept
 {
     const uint16_t want = vlan != 0 ? sizeof(rte_ether_hdr) + sizeof(rte_vlan_hdr) : sizeof(rte_ether_hdr);
     if (m->l2_len < want) {
@@ -31,9 +33,9 @@ inline bool write_l2(rte_mbuf* m, uint16_t vlan, const uint8_t* src_mac, const u
         eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
         auto* vh = reinterpret_cast<rte_vlan_hdr*>(eth + 1);
         vh->vlan_tci = rte_cpu_to_be_16(vlan);
-        vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+        vh->eth_proto = rte_cpu_to_be_16(ethertype);
     } else {
-        eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+        eth->ether_type = rte_cpu_to_be_16(ethertype);
     }
     return true;
 }

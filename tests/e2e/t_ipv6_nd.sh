@@ -1,6 +1,7 @@
 # IPv6 on the wire with Linux as the neighbour: a host in a namespace (2001:2:0:1::2, also
 # sbcd's IPv6 gateway) finds sbcd's IPv6 addresses by Neighbor Discovery and pings both, the
-# global one and the link-local one sbcd derives from its MAC; sbcd resolves its IPv6 gateway by
+# global one (also with an echo too big for one frame, in fragments both ways) and the
+# link-local one sbcd derives from its MAC; sbcd resolves its IPv6 gateway by
 # solicitation at start, and sbcctl status and /metrics show it resolved.
 source "$(dirname "$0")/common.sh"
 topo_site core 198.18.0.2/24 198.18.0.254/24 >/dev/null
@@ -54,6 +55,12 @@ expect_contains "$out" "5 received" "ping -6 to the global address"
 neigh=$(ip -n "$NS" -6 neigh show 2001:2:0:1::1)
 grep -qi "lladdr $our_mac" <<<"$neigh" || fail "the host learned '$neigh', expected lladdr $our_mac"
 
+# An echo of 3,000 bytes leaves the host in fragments: sbcd reassembles it and answers in
+# fragments of its own (routers never fragment IPv6), which the host puts back together.
+out=$(ip netns exec "$NS" ping -6 -c 3 -i 0.2 -W 2 -s 3000 2001:2:0:1::1) || { echo "$out"; fail "ping -6 -s 3000 got no answer"; }
+expect_contains "$out" "3 received" "ping -6 -s 3000 (fragments both ways)"
+expect_contains "$out" "3008 bytes from 2001:2:0:1::1" "the whole echo came back"
+
 # And the link-local address sbcd derived from its MAC (modified EUI-64).
 ll=$(ctl status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["interfaces"][0]["link_local6"])')
 [[ "$ll" == fe80::* ]] || fail "status names no link-local address: '$ll'"
@@ -62,5 +69,5 @@ expect_contains "$out" "3 received" "ping -6 to the link-local address"
 
 stats=$(ctl stats --json)
 read -r icmp6 invalid <<<"$(python3 -c 'import json,sys; t=json.load(sys.stdin)["total"]; print(t["stages"]["icmp6"], t["drops"]["nd_invalid"])' <<<"$stats")"
-[ "$icmp6" -ge 10 ] || fail "icmp6 stage counted $icmp6 packets, expected at least 10 (8 echoes and ND)"
+[ "$icmp6" -ge 11 ] || fail "icmp6 stage counted $icmp6 packets, expected at least 11 (11 echoes and ND)"
 [ "$invalid" -eq 0 ] || fail "$invalid Neighbor Discovery messages from Linux were refused as invalid"

@@ -202,7 +202,7 @@ std::vector<packet_case> cases(const mac& ours)
     {
         bytes frag{proto_icmp6, 0, 0, 1, 0, 0, 0, 42};  // offset 0, more fragments
         frag.insert(frag.end(), request.begin(), request.end());
-        t.push_back({"drops_a_fragment_until_reassembly_is_built", from_peer6(ours, {peer, me, 44}, frag),
+        t.push_back({"drops_a_fragment_behind_a_hop_by_hop_header", from_peer6(ours, {peer, me, 0}, ipv6_extension(44, 8, frag)),
                      dp::drop_reason::ipv6_fragment, {}, {}});
     }
 
@@ -277,6 +277,76 @@ std::vector<std::string> case_names()
 
 INSTANTIATE_TEST_SUITE_P(cases, eal_ipv6, ::testing::ValuesIn(case_names()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+/// The IPv6 fragments of the upper-layer datagram `data` (next header `next`), `chunk` bytes
+/// each (a multiple of 8) but the last, with identification `id`.
+std::vector<bytes> fragments6(const ipv6_fields& f, uint8_t next, const bytes& data, std::size_t chunk, uint32_t id)
+{
+    std::vector<bytes> out;
+    for (std::size_t off = 0; off < data.size(); off += chunk) {
+        const std::size_t n = std::min(chunk, data.size() - off);
+        const bool more = off + n < data.size();
+        bytes fh{next, 0, static_cast<uint8_t>(off >> 8), static_cast<uint8_t>((off & 0xf8) | (more ? 1 : 0)),
+                 static_cast<uint8_t>(id >> 24), static_cast<uint8_t>(id >> 16), static_cast<uint8_t>(id >> 8),
+                 static_cast<uint8_t>(id)};
+        fh.insert(fh.end(), data.begin() + static_cast<long>(off), data.begin() + static_cast<long>(off + n));
+        ipv6_fields g = f;
+        g.next = 44;
+        out.push_back(ipv6_packet(g, fh));
+    }
+    return out;
+}
+
+// An echo of 3,000 bytes in three fragments, the last first: reassembled, checked over the
+// whole message, and answered in fragments of at most 1,500 bytes that put the reply back
+// together exactly (routers never fragment IPv6: the sender of a big reply must).
+TEST(ipv6_fragments, a_big_echo_in_fragments_out_of_order_is_answered_in_fragments)
+{
+    harness h;
+    ASSERT_TRUE(h.ok()) << h.error();
+    const mac ours = h.our_mac();
+    const ip6 me = ipv6(our_ip6_text), peer = ipv6(peer_ip6_text);
+    bytes body{0x12, 0x34, 0, 9};
+    const bytes data = pattern(3000);
+    body.insert(body.end(), data.begin(), data.end());
+    const bytes request = icmp6_message(peer, me, echo_req, 0, body);
+    auto frags = fragments6({peer, me}, proto_icmp6, request, 1232, 0x01020304);
+    ASSERT_EQ(frags.size(), 3u);
+    for (int i : {2, 0, 1}) ASSERT_TRUE(h.receive(ethernet({ours, peer_mac, 0}, ethertype_ipv6, frags[static_cast<std::size_t>(i)])));
+    h.poll();
+    const auto v = h.counters();
+    EXPECT_EQ(v.drops_total(), 0u);
+    EXPECT_EQ(v.stage_packets[static_cast<std::size_t>(dp::stage::frag6)], 3u);
+    sent_frames sent = h.take_sent();
+    ASSERT_GE(sent.size(), 3u);
+    // Put the reply together from its fragments, checking each on the way.
+    bytes whole;
+    uint32_t id = 0;
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+        const bytes f = linear_bytes(sent.mbufs[i]);
+        ASSERT_LE(f.size(), 14u + 1500u) << "fragment " << i << " within the MTU";
+        ASSERT_EQ(read16(f, 12), ethertype_ipv6);
+        EXPECT_TRUE(std::equal(peer_mac.begin(), peer_mac.end(), f.begin())) << "to the sender's MAC";
+        const auto ip = std::span(f).subspan(14);
+        EXPECT_EQ(ip[6], 44) << "a fragment header";
+        EXPECT_EQ(ip[7], 64);
+        EXPECT_TRUE(std::equal(ip.begin() + 8, ip.begin() + 24, me.begin()));
+        EXPECT_TRUE(std::equal(ip.begin() + 24, ip.begin() + 40, peer.begin()));
+        const std::size_t plen = read16(ip, 4);
+        ASSERT_EQ(ip.size(), 40 + plen);
+        const uint16_t off_flags = read16(ip, 42);
+        EXPECT_EQ(off_flags & 0xfff8u, whole.size()) << "fragment " << i << " continues where the last ended";
+        EXPECT_EQ((off_flags & 1u) != 0, i + 1 < sent.size()) << "more-fragments flag";
+        if (i == 0) id = read32(ip, 44);
+        EXPECT_EQ(read32(ip, 44), id) << "one identification";
+        EXPECT_EQ(ip[40], proto_icmp6);
+        whole.insert(whole.end(), ip.begin() + 48, ip.end());
+    }
+    EXPECT_EQ(whole, icmp6_message(me, peer, echo_rep, 0, body)) << "the reply, checksum included";
+    for (auto* m : sent.mbufs) rte_pktmbuf_free(m);
+    sent.mbufs.clear();
+    EXPECT_EQ(h.mbufs_in_use(), 0u) << "the fragments and the chain went back to the pool";
+}
 
 // The solicitations and announcements the control core sends (dataplane/frames.h) are the
 // frames this file builds from the RFC on its own.
