@@ -315,6 +315,11 @@ void control_loop::drain_events(uint64_t now)
                 // The owner worker's proxy has already moved the call on; this is for operators.
                 ++icmp_unreachable_;
                 break;
+            case dataplane::event_kind::packet_too_big:
+                // What the workers send next toward it fits (dataplane/ipv6_fragment.h).
+                ++packet_too_big_;
+                rt_.shared->path_mtu.record(e.orig_dst, e.code, now);
+                break;
             case dataplane::event_kind::peer_failed:
             case dataplane::event_kind::peer_answered: {
                 sip::peer_event pe;
@@ -431,6 +436,8 @@ stats_report control_loop::report() const
     }
     r.neighbours = rt_.shared->neighbours.entries().size();
     r.icmp_unreachable = icmp_unreachable_;
+    r.packet_too_big = packet_too_big_;
+    r.path_mtu_entries = rt_.shared->path_mtu.size();
     r.dns = dns_.report(cfg_, now_ms());
     fill_sip(r);
     fill_flood(r);
@@ -611,6 +618,7 @@ int control_loop::run()
         on_dns(now);
         if (now - last_tick >= 100) {
             neighbours_.tick(now);
+            rt_.shared->path_mtu.expire(now);
             passive_.tick(now, [this](uint32_t id) { return peer_name(id); });
             oc_.tick(now, [this](uint32_t id) { return peer_name(id); });
             last_tick = now;

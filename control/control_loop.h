@@ -175,6 +175,7 @@ private:
     /// Sets or clears the node's overloaded bit from the active calls (control only).
     void update_overload(uint64_t active);
     uint64_t icmp_unreachable_ = 0;  ///< control core only
+    uint64_t packet_too_big_ = 0;    ///< control core only: ICMPv6 Packet Too Big about our datagrams
     std::chrono::steady_clock::time_point started_;
     bool config_refused_ = false;
     peer_ids ids_;

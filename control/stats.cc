@@ -162,6 +162,8 @@ json to_json(const stats_report& r)
                 {"tsc_hz", r.tsc_hz},
                 {"neighbours", r.neighbours},
                 {"icmp_unreachable", r.icmp_unreachable},
+                {"packet_too_big", r.packet_too_big},
+                {"path_mtu_entries", r.path_mtu_entries},
                 {"interfaces", ifs},
                 {"workers", ws},
                 {"total", to_json(r.total)},
@@ -187,6 +189,11 @@ std::string to_prometheus(const stats_report& r)
     w.single("icmp_unreachable_total", "counter",
              "ICMP destination-unreachable received about datagrams we sent (peers whose port or host is gone).",
              r.icmp_unreachable);
+    w.single("ipv6_packet_too_big_total", "counter",
+             "ICMPv6 Packet Too Big received about datagrams we sent; each records the path MTU toward their destination.",
+             r.packet_too_big);
+    w.single("ipv6_path_mtu_entries", "gauge",
+             "IPv6 destinations whose path MTU a Packet Too Big lowered (kept 10 minutes, RFC 8201).", r.path_mtu_entries);
 
     w.family("interface_link_up", "gauge", "1 when the interface's link is up.");
     for (const auto& i : r.interfaces) w.sample(prom_labels({{"interface", i.name}}), uint64_t{i.link_up});

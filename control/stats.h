@@ -86,6 +86,8 @@ struct stats_report {
     dataplane::counters_view total;
     uint64_t neighbours = 0;
     uint64_t icmp_unreachable = 0;  ///< ICMP destination-unreachable received about our datagrams
+    uint64_t packet_too_big = 0;    ///< ICMPv6 Packet Too Big received about our datagrams
+    uint64_t path_mtu_entries = 0;  ///< IPv6 destinations with a recorded path MTU
     sip_report sip;
     dns_report dns;  ///< srv regions (control/dns.h)
     media_report media;  ///< anchored media (control/media_stats.h)

@@ -35,6 +35,7 @@
 //
 // Sequence lock per slot (release/acquire on the sequence word, relaxed fields):
 //   shared_state::neighbours   dataplane/neighbour.h        control (from worker events)  workers, control
+//   shared_state::path_mtu     dataplane/neighbour.h        control (Packet Too Big events)  workers, control
 //
 // Owner-written, read by any worker:
 //   shared_state::media_flows  rtp/flow_table.h  index and stream records: the owner of the
@@ -83,6 +84,7 @@ namespace sbc::dataplane {
 struct shared_state {
     snapshot_slot snap;             ///< RCU; writer control
     neighbour_table neighbours;     ///< seqlock per slot; writer control
+    path_mtu_table path_mtu;        ///< seqlock per slot; writer control (IPv6 Packet Too Big)
     sip::peer_health peer_health;   ///< relaxed words by peer id; writer control
     /// Call admission counts of the whole node: every worker's proxy takes and gives back with
     /// atomic read-modify-writes (many writers, by design); the control core reads them.

@@ -1,5 +1,6 @@
 // Rare events that workers push to the control core through one multi-producer rte_ring:
-// neighbours seen in ARP, next hops that need resolving, ICMP errors from peers, and the
+// neighbours seen in ARP or ND, next hops that need resolving, ICMP errors from peers, IPv6
+// Packet Too Big, and the
 // proxy's verdicts on peers (failed, answered) for the control core's passive health, and
 // replies to the control core's OPTIONS probes; and from the stream thread, peers' connections
 // failing or coming back.
@@ -33,6 +34,8 @@ enum class event_kind : uint8_t {
                             ///< calls for `oc_validity_ms` (0 ends it), `oc_seq` (has_oc_seq)
     source_report = 10,     ///< source `ip` should be denied; `code`: its dataplane::deny_reason
                             ///< (dataplane/source_screen.h)
+    packet_too_big = 17,    ///< ICMPv6 Packet Too Big from `ip` about our datagram to `orig_dst`:
+                            ///< the path takes `code` bytes (its MTU field, at most 65535)
 };
 
 /// One event. Plain data copied into the ring; addresses in the shared vocabulary.

@@ -1,7 +1,8 @@
 // ICMPv6 stage: echo replies and Neighbor Discovery for our addresses, answered in place (the
 // fast path is the only ND speaker on the wire, as it is for ARP), what solicitations and
 // advertisements teach about neighbours reported to the control core (which owns the neighbour
-// table), and destination-unreachable about a datagram we sent turned into an event.
+// table), and destination-unreachable and Packet Too Big about a datagram we sent turned into
+// events (the latter sizes what we send next: path_mtu_table).
 // Worker only.
 #include <cstring>
 
@@ -112,10 +113,10 @@ bool chain_checksum_ok(const rte_mbuf* m, uint8_t* ip, uint32_t off, uint32_t le
 
 /// The echo reply to a reassembled echo request (an mbuf chain of `len` ICMPv6 bytes at `off`),
 /// from `from`: copied out of the chain into the worker's scratch, answered there, and sent as
-/// fragments (ipv6_fragment.h). Frees `m` when it is sent; false (nothing sent, `m` kept) when
+/// fragments of at most `mtu` bytes (ipv6_fragment.h). Frees `m` when it is sent; false (nothing sent, `m` kept) when
 /// it could not be read or framed.
 bool echo_fragments(worker& w, rte_mbuf* m, const interface_info& ifc, uint8_t* ip, uint32_t off, uint32_t len,
-                    const ip_address& from) noexcept
+                    const ip_address& from, uint32_t mtu) noexcept
 {
     auto& scratch = sip_state(w.id).scratch;
     if (len > scratch.size()) return false;
@@ -133,7 +134,7 @@ bool echo_fragments(worker& w, rte_mbuf* m, const interface_info& ifc, uint8_t* 
     std::array<rte_mbuf*, max_ipv6_fragments> frags;
     uint32_t n = 0;
     if (!frame_ipv6_fragments(w.pool, ifc, eth->src_addr.addr_bytes, from, to, icmp6::proto, {msg, len},
-                              w.ipv6_fragment_id++, 64, 0, ipv6_mtu, frags, n))
+                              w.ipv6_fragment_id++, 64, 0, mtu, frags, n))
         return false;
     const uint16_t port = m->port;
     rte_pktmbuf_free(m);
@@ -220,6 +221,23 @@ void report_unreachable(worker& w, uint16_t iface, uint8_t* ip, const uint8_t* m
     post_event(w, e);
 }
 
+/// A Packet Too Big about a datagram we sent (its quote starts with our source address): the
+/// control core records the path MTU toward its destination (RFC 8201).
+void report_too_big(worker& w, uint16_t iface, const interface_info& ifc, uint8_t* ip, const uint8_t* msg,
+                    uint32_t len) noexcept
+{
+    if (len < 8 + ipv6_header_len || !ifc.is_ours6(msg + 8 + 8)) return;
+    const uint32_t mtu = uint32_t{msg[4]} << 24 | uint32_t{msg[5]} << 16 | uint32_t{msg[6]} << 8 | msg[7];
+    event e{};
+    e.kind = event_kind::packet_too_big;
+    e.worker = static_cast<uint8_t>(w.id);
+    e.iface = iface;
+    e.ip = ip_address::v6(std::span<const uint8_t, 16>(src_of(ip), 16));
+    e.orig_dst = ip_address::v6(std::span<const uint8_t, 16>(msg + 8 + 24, 16));
+    e.code = static_cast<uint16_t>(mtu > 65535 ? 65535 : mtu);
+    post_event(w, e);
+}
+
 }  // namespace
 
 void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
@@ -253,9 +271,13 @@ void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
             // From the address it was sent to, or for a group from ours of the sender's scope.
             const ip_address from = is_multicast6(dst_of(ip)) ? ifc.source6_for(src_of(ip))
                                                                : ip_address::v6(std::span<const uint8_t, 16>(dst_of(ip), 16));
-            if (chained || ipv6_header_len + len > ipv6_mtu) {
+            // The path MTU toward the sender, when a router said it is less than the link's.
+            const std::optional<uint32_t> path = w.shared->path_mtu.lookup(
+                ip_address::v6(std::span<const uint8_t, 16>(src_of(ip), 16)));
+            const uint32_t mtu = path && *path < ipv6_mtu ? *path : ipv6_mtu;
+            if (chained || ipv6_header_len + len > mtu) {
                 // Too big for one frame back: fragments at the source (routers never fragment IPv6).
-                if (!echo_fragments(w, m, ifc, ip, m->l2_len + m->l3_len, len, from)) {
+                if (!echo_fragments(w, m, ifc, ip, m->l2_len + m->l3_len, len, from, mtu)) {
                     rte_pktmbuf_free(m);
                     ++no_buffer;
                 }
@@ -290,6 +312,8 @@ void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
                 v = advertisement(w, b.iface[i], ifc, ip, msg, len);
         } else if (type == icmp6::dest_unreachable) {
             report_unreachable(w, b.iface[i], ip, msg, len);
+        } else if (type == icmp6::packet_too_big && msg[1] == 0) {
+            report_too_big(w, b.iface[i], ifc, ip, msg, len);
         } else {
             ++unhandled;
             rte_pktmbuf_free(m);

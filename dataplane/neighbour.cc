@@ -27,19 +27,19 @@ namespace detail {
 // Sequence lock (writer side). The release fence after the odd store keeps the field stores
 // from moving above it; the final release store publishes them to a reader's acquire load.
 template <class Key>
-void neighbour_slots<Key>::write(slot& s, value ip, uint64_t mac, uint64_t now_ms) noexcept
+void neighbour_slots<Key>::write(slot& s, value ip, uint64_t word, uint64_t now_ms) noexcept
 {
     uint32_t seq = s.seq.load(std::memory_order_relaxed);
     s.seq.store(seq + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
     s.ip.store(ip);
-    s.mac.store(mac, std::memory_order_relaxed);
+    s.word.store(word, std::memory_order_relaxed);
     s.updated_ms.store(now_ms, std::memory_order_relaxed);
     s.seq.store(seq + 2, std::memory_order_release);
 }
 
 template <class Key>
-std::optional<mac_addr> neighbour_slots<Key>::lookup(value ip) const noexcept
+std::optional<uint64_t> neighbour_slots<Key>::lookup(value ip) const noexcept
 {
     if (Key::is_free(ip)) return std::nullopt;
     std::size_t i = home(ip);
@@ -51,10 +51,10 @@ std::optional<mac_addr> neighbour_slots<Key>::lookup(value ip) const noexcept
             uint32_t s1 = s.seq.load(std::memory_order_acquire);
             if (s1 & 1u) continue;
             const value sip = s.ip.load();
-            uint64_t mac = s.mac.load(std::memory_order_relaxed);
+            const uint64_t word = s.word.load(std::memory_order_relaxed);
             std::atomic_thread_fence(std::memory_order_acquire);
             if (s.seq.load(std::memory_order_relaxed) != s1) continue;
-            if (sip == ip) return unpack_mac(mac);
+            if (sip == ip) return word;
             if (Key::is_free(sip)) return std::nullopt;  // free slot ends the probe sequence
             break;
         }
@@ -63,7 +63,7 @@ std::optional<mac_addr> neighbour_slots<Key>::lookup(value ip) const noexcept
 }
 
 template <class Key>
-bool neighbour_slots<Key>::insert(value ip, const mac_addr& mac, uint64_t now_ms) noexcept
+bool neighbour_slots<Key>::insert(value ip, uint64_t word, uint64_t now_ms) noexcept
 {
     if (Key::is_free(ip)) return false;
     std::size_t i = home(ip);
@@ -72,7 +72,7 @@ bool neighbour_slots<Key>::insert(value ip, const mac_addr& mac, uint64_t now_ms
         slot& s = slots_[i];
         const value sip = s.ip.load();
         if (sip == ip) {
-            write(s, ip, pack_mac(mac), now_ms);
+            write(s, ip, word, now_ms);
             return true;
         }
         if (Key::is_free(sip)) {
@@ -81,7 +81,7 @@ bool neighbour_slots<Key>::insert(value ip, const mac_addr& mac, uint64_t now_ms
         }
     }
     if (free_slot == nullptr) return false;
-    write(*free_slot, ip, pack_mac(mac), now_ms);
+    write(*free_slot, ip, word, now_ms);
     ++size_;
     return true;
 }
@@ -108,7 +108,7 @@ bool neighbour_slots<Key>::remove(value ip) noexcept
         // Move j into the hole when its home is not in (hole, j] cyclically.
         bool home_between = hole <= j ? (h > hole && h <= j) : (h > hole || h <= j);
         if (!home_between) {
-            write(slots_[hole], jip, slots_[j].mac.load(std::memory_order_relaxed),
+            write(slots_[hole], jip, slots_[j].word.load(std::memory_order_relaxed),
                   slots_[j].updated_ms.load(std::memory_order_relaxed));
             hole = j;
         }
@@ -138,8 +138,8 @@ template class neighbour_slots<neighbour_key6>;
 
 bool neighbour_table::insert(const ip_address& ip, const mac_addr& mac, uint64_t now_ms) noexcept
 {
-    if (ip.is_v4()) return v4_.insert(ip.v4_host(), mac, now_ms);
-    return ip.is_v6() && v6_.insert(detail::neighbour_key6::of(ip), mac, now_ms);
+    if (ip.is_v4()) return v4_.insert(ip.v4_host(), pack_mac(mac), now_ms);
+    return ip.is_v6() && v6_.insert(detail::neighbour_key6::of(ip), pack_mac(mac), now_ms);
 }
 
 bool neighbour_table::remove(const ip_address& ip) noexcept
@@ -157,10 +157,20 @@ std::optional<uint64_t> neighbour_table::updated_ms(const ip_address& ip) const 
 std::vector<neighbour_table::entry> neighbour_table::entries() const
 {
     std::vector<entry> out;
-    const auto add = [&out](const ip_address& ip, const mac_addr& mac, uint64_t at) { out.push_back({ip, mac, at}); };
+    const auto add = [&out](const ip_address& ip, uint64_t word, uint64_t at) { out.push_back({ip, unpack_mac(word), at}); };
     v4_.for_each(add);
     v6_.for_each(add);
     return out;
+}
+
+std::size_t path_mtu_table::expire(uint64_t now_ms)
+{
+    std::vector<ip_address> old;
+    slots_.for_each([&](const ip_address& ip, uint64_t, uint64_t at) {
+        if (now_ms >= at + keep_ms) old.push_back(ip);
+    });
+    for (const auto& ip : old) slots_.remove(detail::neighbour_key6::of(ip));
+    return old.size();
 }
 
 }  // namespace sbc::dataplane

@@ -253,6 +253,29 @@ std::vector<packet_case> cases(const mac& ours)
         c.event = e;
         t.push_back(c);
     }
+    // Packet Too Big from a router about our reply to a host beyond it
+    {
+        const ip6 router = ipv6("2001:2:0:1::fe"), far = ipv6("2001:2:0:9::30");
+        const bytes ours_sent = ipv6_packet({me, far, proto_icmp6}, icmp6_message(me, far, echo_rep, 0, echo_body));
+        bytes body{0, 0, 0x05, 0x00};  // MTU 1280
+        body.insert(body.end(), ours_sent.begin(), ours_sent.end());
+        packet_case c{"records_a_packet_too_big_about_our_datagram", {}, {}, {}, {}};
+        c.input = from_peer6(ours, {router, me}, icmp6_message(router, me, 2, 0, body));
+        dp::event e{};
+        e.kind = dp::event_kind::packet_too_big;
+        e.iface = untagged_iface;
+        e.ip = ip_address::v6(router);
+        e.orig_dst = ip_address::v6(far);
+        e.code = 1280;
+        c.event = e;
+        t.push_back(c);
+        // About someone else's datagram: nothing to record, nothing dropped.
+        const bytes theirs = ipv6_packet({peer, far, proto_icmp6}, icmp6_message(peer, far, echo_rep, 0, echo_body));
+        bytes other{0, 0, 0x05, 0x00};
+        other.insert(other.end(), theirs.begin(), theirs.end());
+        t.push_back({"ignores_a_packet_too_big_about_a_datagram_we_did_not_send",
+                     from_peer6(ours, {router, me}, icmp6_message(router, me, 2, 0, other)), {}, {}, {}});
+    }
     return t;
 }
 
@@ -346,6 +369,45 @@ TEST(ipv6_fragments, a_big_echo_in_fragments_out_of_order_is_answered_in_fragmen
     for (auto* m : sent.mbufs) rte_pktmbuf_free(m);
     sent.mbufs.clear();
     EXPECT_EQ(h.mbufs_in_use(), 0u) << "the fragments and the chain went back to the pool";
+}
+
+// Once a Packet Too Big lowered the path MTU toward a host to 1,280 (the control core records
+// it in path_mtu_table; the test plays the control core), an echo that fits 1,500 but not 1,280
+// is answered in fragments of at most 1,280 bytes.
+TEST(ipv6_fragments, a_recorded_path_mtu_sizes_the_reply)
+{
+    harness h;
+    ASSERT_TRUE(h.ok()) << h.error();
+    const mac ours = h.our_mac();
+    const ip6 me = ipv6(our_ip6_text), peer = ipv6(peer_ip6_text);
+    bytes body{0x12, 0x34, 0, 10};
+    const bytes data = pattern(1400);
+    body.insert(body.end(), data.begin(), data.end());
+    const bytes request = icmp6_message(peer, me, echo_req, 0, body);
+    const bytes frame = ethernet({ours, peer_mac, 0}, ethertype_ipv6, ipv6_packet({peer, me}, request));
+
+    ASSERT_TRUE(h.receive(frame));
+    h.poll();
+    {
+        sent_frames one = h.take_sent();
+        ASSERT_EQ(one.size(), 1u) << "1,448 bytes fit the link's 1,500 in one frame";
+        for (auto* m : one.mbufs) rte_pktmbuf_free(m);
+        one.mbufs.clear();
+    }
+    ASSERT_TRUE(h.runtime().shared->path_mtu.record(ip_address::v6(peer), 1280, 0));
+    ASSERT_TRUE(h.receive(frame));
+    h.poll();
+    sent_frames sent = h.take_sent();
+    ASSERT_EQ(sent.size(), 2u) << "the same reply over a 1,280-byte path";
+    bytes whole;
+    for (auto* m : sent.mbufs) {
+        const bytes f = linear_bytes(m);
+        EXPECT_LE(f.size(), 14u + 1280u);
+        whole.insert(whole.end(), f.begin() + 14 + 48, f.end());
+    }
+    EXPECT_EQ(whole, icmp6_message(me, peer, echo_rep, 0, body));
+    for (auto* m : sent.mbufs) rte_pktmbuf_free(m);
+    sent.mbufs.clear();
 }
 
 // The solicitations and announcements the control core sends (dataplane/frames.h) are the

@@ -18,6 +18,10 @@ void expect_event(const dp::event& got, const dp::event& want)
     if (want.kind == dp::event_kind::neighbour_seen) {
         EXPECT_EQ(got.mac, want.mac);
     }
+    if (want.kind == dp::event_kind::packet_too_big) {
+        EXPECT_EQ(got.orig_dst, want.orig_dst);
+        EXPECT_EQ(got.code, want.code) << "the path MTU";
+    }
     if (want.kind == dp::event_kind::icmp_unreachable) {
         EXPECT_EQ(got.icmp_type, want.icmp_type);
         EXPECT_EQ(got.icmp_code, want.icmp_code);

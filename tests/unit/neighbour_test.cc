@@ -92,3 +92,50 @@ TEST(neighbour_table, readers_never_see_a_mac_that_was_never_written)
     EXPECT_EQ(bad.load(), 0u);
     EXPECT_GT(reads.load(), 0u);
 }
+
+TEST(neighbour_table, keeps_ipv6_neighbours_apart_from_ipv4_ones)
+{
+    auto t = std::make_unique<neighbour_table>();
+    const ip_address a = *sbc::parse_address("2001:2:0:1::10"), b = *sbc::parse_address("fe80::10");
+    EXPECT_TRUE(t->insert(a, mac(1), 5));
+    EXPECT_TRUE(t->insert(b, mac(2), 6));
+    EXPECT_TRUE(t->insert(ip(198, 18, 0, 10), mac(3), 7));
+    EXPECT_EQ(*t->lookup(a), mac(1));
+    EXPECT_EQ(*t->lookup(b), mac(2));
+    EXPECT_EQ(*t->lookup(ip(198, 18, 0, 10)), mac(3));
+    EXPECT_FALSE(t->lookup(*sbc::parse_address("2001:2:0:1::11")).has_value());
+    EXPECT_FALSE(t->insert(*sbc::parse_address("::"), mac(4), 8)) << "the unspecified address is never a neighbour";
+    EXPECT_EQ(t->size(), 3u);
+    EXPECT_EQ(t->entries().size(), 3u);
+    EXPECT_TRUE(t->remove(a));
+    EXPECT_FALSE(t->lookup(a).has_value());
+    EXPECT_EQ(*t->lookup(b), mac(2));
+    // Many IPv6 entries whose probe chains overlap stay reachable after removals.
+    for (uint32_t i = 1; i <= 600; ++i) {
+        std::array<uint8_t, 16> v{0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
+        ASSERT_TRUE(t->insert(ip_address::v6(v), mac(static_cast<uint8_t>(i)), i)) << i;
+    }
+    for (uint32_t i = 3; i <= 600; i += 3) {
+        std::array<uint8_t, 16> v{0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
+        ASSERT_TRUE(t->remove(ip_address::v6(v)));
+    }
+    for (uint32_t i = 1; i <= 600; ++i) {
+        std::array<uint8_t, 16> v{0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
+        EXPECT_EQ(t->lookup(ip_address::v6(v)).has_value(), i % 3 != 0) << i;
+    }
+}
+
+TEST(path_mtu_table, records_a_lowered_mtu_never_below_1280_and_forgets_it_after_ten_minutes)
+{
+    auto t = std::make_unique<sbc::dataplane::path_mtu_table>();
+    const ip_address far = *sbc::parse_address("2001:2:0:9::30");
+    EXPECT_FALSE(t->lookup(far).has_value());
+    EXPECT_TRUE(t->record(far, 1400, 1000));
+    EXPECT_EQ(*t->lookup(far), 1400u);
+    EXPECT_TRUE(t->record(far, 576, 2000)) << "an IPv4-sized MTU";
+    EXPECT_EQ(*t->lookup(far), 1280u) << "raised to IPv6's minimum";
+    EXPECT_FALSE(t->record(ip(198, 18, 0, 10), 1280, 0)) << "IPv6 only";
+    EXPECT_EQ(t->expire(2000 + 599'999), 0u);
+    EXPECT_EQ(t->expire(2000 + 600'000), 1u);
+    EXPECT_FALSE(t->lookup(far).has_value());
+}
