@@ -173,6 +173,7 @@ sip::peer make_peer(const config& cfg, std::size_t ri, const peer_config& pc, co
     p.region = static_cast<uint16_t>(ri);
     p.trunk = t.trunks.empty() ? 0 : trunk_for(t, interfaces, region_trunk, pc.address);
     p.max_calls = pc.max_calls != 0 ? pc.max_calls : rc.peer_max_calls;  // SRV peers: the region's
+    p.uri_host = p.proto == transport::tls ? p.server_name + ":" + std::to_string(p.port) : to_string(p.remote());
     return p;
 }
 

@@ -103,6 +103,11 @@ struct peer {
     uint8_t canary = no_canary; ///< slot of its canary pattern (bit in a call's canary mask), or no_canary
     std::string server_name;    ///< TLS: the name its certificate must carry (SRV target or configured); "": none checked
     uint32_t max_calls = 0;     ///< concurrent calls on it (attempts and dialogs); 0: no limit; full: skipped
+    /// HOST:PORT as a Request-URI retargeted to it names it (retarget.h): a TLS peer's
+    /// server_name, else its address ("[v6]" bracketed), and its port; written once when the
+    /// tables are built, so that an attempt copies it instead of formatting the address. "":
+    /// not built (hand-made tables); the attempt formats it.
+    std::string uri_host;
 
     /// Where its calls go.
     [[nodiscard]] endpoint remote() const noexcept { return endpoint{address, port, proto, 0}; }

@@ -25,7 +25,7 @@ bool names_sbc(const proxy_tables& t, std::string_view raw, const uri& u) noexce
 }
 
 std::size_t write_retargeted(std::span<char> out, std::string_view kept, const ruri_parts& r, const endpoint& peer,
-                             std::string_view server_name) noexcept
+                             std::string_view server_name, std::string_view host_port) noexcept
 {
     std::size_t n = 0;
     bool ok = true;
@@ -45,7 +45,9 @@ std::size_t write_retargeted(std::span<char> out, std::string_view kept, const r
         put("@");
     }
     char ep[max_endpoint_text];
-    if (!server_name.empty()) {
+    if (!host_port.empty()) {
+        put(host_port);
+    } else if (!server_name.empty()) {
         char port[8];
         const std::size_t pl = write_uint(port, peer.port);
         put(server_name);
@@ -80,9 +82,13 @@ std::string_view retargeted(const proxy_tables& t, std::string_view text, const 
                             uint32_t pi, std::span<char> out) noexcept
 {
     if (!r.ours) return {};
-    const std::string_view name =
-        pi < t.peers.size() && peer.proto == transport::tls ? std::string_view(t.peers[pi].server_name) : std::string_view{};
-    return {out.data(), write_retargeted(out, text, r, peer, name)};
+    if (pi < t.peers.size()) {
+        const sip::peer& p = t.peers[pi];
+        // The attempt goes where the table's peer is: its HOST:PORT was formatted when built.
+        if (!p.uri_host.empty() && p.remote().same_place(peer)) return {out.data(), write_retargeted(out, text, r, peer, {}, p.uri_host)};
+        if (peer.proto == transport::tls) return {out.data(), write_retargeted(out, text, r, peer, p.server_name)};
+    }
+    return {out.data(), write_retargeted(out, text, r, peer, {})};
 }
 
 }  // namespace sbc::sip

@@ -50,17 +50,19 @@ ruri_parts ruri_parts_of(const proxy_tables& t, const message& m, Moved moved) n
 /// parameters or a TLS peer's name) is not retargeted: the INVITE goes as it came.
 constexpr std::size_t max_retarget_size = 512;
 
-/// "sip:USER@HOST:PORT;transport=..;PARAMS?HEADERS" toward `peer` into `out`: HOST is the
-/// peer's `server_name` (a TLS peer's name) when given, else its address; the transport
+/// "sip:USER@HOST:PORT;transport=..;PARAMS?HEADERS" toward `peer` into `out`: HOST:PORT is
+/// `host_port` when given (the peer's, formatted when the tables were built), else the peer's
+/// `server_name` (a TLS peer's name) when given, else its address, with its port; the transport
 /// parameter says TCP or TLS (none for UDP; sips: for TLS when the INVITE came as sips); the
 /// kept URI's parameters follow but for transport and maddr, which named the SBC. Returns
 /// the length, 0 when it does not fit.
 std::size_t write_retargeted(std::span<char> out, std::string_view kept, const ruri_parts& r, const endpoint& peer,
-                             std::string_view server_name) noexcept;
+                             std::string_view server_name, std::string_view host_port = {}) noexcept;
 
 /// The Request-URI an attempt toward `peer` (index `pi` in `t.peers`, or no_peer) carries,
 /// written into `out`: empty when the INVITE's names someone else (it goes as it came) or the
-/// retarget does not fit (then too). A TLS peer's server name is its host.
+/// retarget does not fit (then too). A TLS peer's server name is its host; a peer of the table
+/// gives its uri_host.
 std::string_view retargeted(const proxy_tables& t, std::string_view text, const ruri_parts& r, const endpoint& peer,
                             uint32_t pi, std::span<char> out) noexcept;
 

@@ -152,6 +152,7 @@ TEST(proxy_build, peers_of_a_region_are_sorted_by_priority_then_heavier_weight_t
     EXPECT_EQ(big.priority, 10);
     EXPECT_EQ(big.weight, 60);
     EXPECT_EQ(big.region, 0);
+    EXPECT_EQ(big.uri_host, "198.18.1.13:5062") << "what a retargeted Request-URI names it by";
     ASSERT_EQ(t->regions[1].peers.size(), 1u);
     const sip::peer& r2 = t->peers[t->regions[1].peers[0]];
     EXPECT_EQ(r2.region, 1);

@@ -567,3 +567,31 @@ TEST(retarget, writes_the_peers_host_port_and_transport_and_keeps_the_user_param
     EXPECT_EQ(write("sip:bob@198.18.0.1;lr", false, tls, ""), "sip:bob@198.18.1.11:5061;transport=tls;lr");
     EXPECT_EQ(write("sip:198.18.0.1", false, r1a, ""), "sip:198.18.1.11:5060") << "no user part";
 }
+
+TEST(retarget, a_peer_of_the_tables_gives_its_host_port_as_built_and_the_same_uri_as_formatting_it)
+{
+    proxy_tables t;
+    peer p;
+    p.address = sbc::ip_address::v4(0xC612010B);  // 198.18.1.11
+    p.port = 5070;
+    p.proto = sbc::transport::tcp;
+    t.peers.push_back(p);
+    const std::string kept = "sip:bob@198.18.0.1;user=phone";
+    uri u;
+    ASSERT_TRUE(parse_uri(kept, span{0, static_cast<uint16_t>(kept.size())}, u));
+    ruri_parts r;
+    r.user = u.user;
+    r.params = u.params;
+    r.ours = true;
+    char a[max_retarget_size], b[max_retarget_size];
+    const std::string formatted(retargeted(t, kept, r, p.remote(), 0, a));
+    EXPECT_EQ(formatted, "sip:bob@198.18.1.11:5070;transport=tcp;user=phone");
+    t.peers[0].uri_host = "198.18.1.11:5070";  // as proxy_build writes it
+    EXPECT_EQ(std::string(retargeted(t, kept, r, p.remote(), 0, b)), formatted);
+    t.peers[0].uri_host = "copied.example:5070";  // proves the copy is what is written
+    EXPECT_EQ(std::string(retargeted(t, kept, r, p.remote(), 0, b)), "sip:bob@copied.example:5070;transport=tcp;user=phone");
+    endpoint elsewhere = p.remote();
+    elsewhere.port = 5080;
+    EXPECT_EQ(std::string(retargeted(t, kept, r, elsewhere, 0, b)), "sip:bob@198.18.1.11:5080;transport=tcp;user=phone")
+        << "an attempt somewhere else than the table's peer formats its own endpoint";
+}
