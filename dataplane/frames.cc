@@ -24,20 +24,24 @@ uint8_t* put_mac(uint8_t* p, const mac_addr& m) noexcept
     std::memcpy(p, m.data(), 6);
     return p + 6;
 }
+/// The Ethernet header, with an 802.1Q tag when `vlan` is not 0.
+uint8_t* put_eth(uint8_t* p, const mac_addr& dst, const mac_addr& src, uint16_t vlan, uint16_t ethertype) noexcept
+{
+    p = put_mac(p, dst);
+    p = put_mac(p, src);
+    if (vlan != 0) {
+        p = put16(p, 0x8100);
+        p = put16(p, vlan & 0x0fff);
+    }
+    return put16(p, ethertype);
+}
 }  // namespace
 
 std::size_t build_arp(std::span<uint8_t> out, const arp_fields& f) noexcept
 {
     const std::size_t len = (f.vlan != 0 ? 18 : 14) + 28;
     if (out.size() < len) return 0;
-    uint8_t* p = out.data();
-    p = put_mac(p, f.eth_dst);
-    p = put_mac(p, f.sender_mac);
-    if (f.vlan != 0) {
-        p = put16(p, 0x8100);
-        p = put16(p, f.vlan & 0x0fff);
-    }
-    p = put16(p, 0x0806);
+    uint8_t* p = put_eth(out.data(), f.eth_dst, f.sender_mac, f.vlan, 0x0806);
     p = put16(p, 1);       // Ethernet
     p = put16(p, 0x0800);  // IPv4
     *p++ = 6;
@@ -56,14 +60,7 @@ std::size_t build_nd(std::span<uint8_t> out, const nd_fields& f) noexcept
     const std::size_t l2 = f.vlan != 0 ? 18 : 14;
     const std::size_t len = l2 + 40 + icmp_len;
     if (out.size() < len) return 0;
-    uint8_t* p = out.data();
-    p = put_mac(p, f.eth_dst);
-    p = put_mac(p, f.src_mac);
-    if (f.vlan != 0) {
-        p = put16(p, 0x8100);
-        p = put16(p, f.vlan & 0x0fff);
-    }
-    p = put16(p, 0x86dd);
+    uint8_t* p = put_eth(out.data(), f.eth_dst, f.src_mac, f.vlan, 0x86dd);
     p = put32(p, 0x60000000u);  // version 6, traffic class 0, flow label 0
     p = put16(p, icmp_len);
     *p++ = icmp6::proto;

@@ -31,11 +31,8 @@ bool route_l4(rte_mbuf* m, uint16_t ifc, const rte_ipv4_hdr* ip, l4_bursts& out)
 void ipv4_stage(worker& w, const snapshot& snap, sub_burst& b, l4_bursts& out) noexcept
 {
     w.counters.entered(stage::ipv4, b.n);
-    std::array<uint16_t, drop_reason_count> drops{};
-    auto drop = [&](rte_mbuf* m, drop_reason r) {
-        rte_pktmbuf_free(m);
-        ++drops[static_cast<std::size_t>(r)];
-    };
+    drop_tally tally;
+    auto drop = [&tally](rte_mbuf* m, drop_reason r) { tally.drop(m, r); };
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];
         const interface_info& ifc = snap.interfaces[b.iface[i]];
@@ -81,8 +78,7 @@ void ipv4_stage(worker& w, const snapshot& snap, sub_burst& b, l4_bursts& out) n
         }
         if (!route_l4(m, b.iface[i], ip, out)) drop(m, drop_reason::ipv4_protocol_unsupported);
     }
-    for (std::size_t r = 0; r < drop_reason_count; ++r)
-        if (drops[r] != 0) w.counters.drops[r].add(drops[r]);
+    tally.commit(w);
     b.n = 0;
 }
 

@@ -102,11 +102,8 @@ bool route_upper(rte_mbuf* m, uint16_t iface, const chain& c, sub_burst& icmp6) 
 void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6, sub_burst& frag6) noexcept
 {
     w.counters.entered(stage::ipv6, b.n);
-    std::array<uint16_t, drop_reason_count> drops{};
-    auto drop = [&](rte_mbuf* m, drop_reason r) {
-        rte_pktmbuf_free(m);
-        ++drops[static_cast<std::size_t>(r)];
-    };
+    drop_tally tally;
+    auto drop = [&tally](rte_mbuf* m, drop_reason r) { tally.drop(m, r); };
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];
         const interface_info& ifc = snap.interfaces[b.iface[i]];
@@ -146,8 +143,7 @@ void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6,
         }
         if (!route_upper(m, b.iface[i], c, icmp6)) drop(m, drop_reason::ipv6_protocol_unsupported);
     }
-    for (std::size_t r = 0; r < drop_reason_count; ++r)
-        if (drops[r] != 0) w.counters.drops[r].add(drops[r]);
+    tally.commit(w);
     b.n = 0;
 }
 

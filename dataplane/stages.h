@@ -3,6 +3,7 @@
 // passing packets on to the next stage. Worker only; no heap, locks, syscalls or logging.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 
@@ -103,6 +104,22 @@ bool read_icmp_quote(const uint8_t* icmp, uint32_t len, icmp_quote& q) noexcept;
 
 /// Drops a whole sub-burst for one reason (counted once).
 void drop_all(worker& w, sub_burst& b, drop_reason r) noexcept;
+
+/// A stage's drops by reason over one sub-burst, counted once at its end (the IP stages: many
+/// reasons, few drops).
+struct drop_tally {
+    std::array<uint16_t, drop_reason_count> n{};
+    void drop(rte_mbuf* m, drop_reason r) noexcept
+    {
+        rte_pktmbuf_free(m);
+        ++n[static_cast<std::size_t>(r)];
+    }
+    void commit(worker& w) const noexcept
+    {
+        for (std::size_t r = 0; r < drop_reason_count; ++r)
+            if (n[r] != 0) w.counters.drops[r].add(n[r]);
+    }
+};
 
 /// Writes our Ethernet header (and 802.1Q tag when the interface has a VLAN) in front of the
 /// L3 packet that starts at m's data + m->l2_len, for `dst`; keeps the frame's total shape right.

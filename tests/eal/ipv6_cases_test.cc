@@ -33,6 +33,15 @@ dp::event seen6(const ip6& ip, const mac& m)
     return e;
 }
 
+/// An echo's body after type, code and checksum: identifier 0x1234, sequence `seq`, `n` bytes of data.
+bytes echo_body_of(uint8_t seq, std::size_t n)
+{
+    bytes body{0x12, 0x34, 0, seq};
+    const bytes data = pattern(n);
+    body.insert(body.end(), data.begin(), data.end());
+    return body;
+}
+
 /// The frame of an IPv6 datagram `payload` (extension headers included) from the peer's MAC.
 bytes from_peer6(const mac& ours, const ipv6_fields& f, const bytes& payload, uint16_t vlan = 0)
 {
@@ -125,9 +134,7 @@ std::vector<packet_case> cases(const mac& ours)
                  dp::drop_reason::nd_invalid, {}, {}});
 
     // Echo
-    const bytes data = pattern(56);
-    bytes echo_body{0x12, 0x34, 0, 7};
-    echo_body.insert(echo_body.end(), data.begin(), data.end());
+    const bytes echo_body = echo_body_of(7, 56);
     const bytes reply = ethernet({peer_mac, ours, 0}, ethertype_ipv6,
                                  ipv6_packet({me, peer, proto_icmp6, 64}, icmp6_message(me, peer, echo_rep, 0, echo_body)));
     const bytes request = icmp6_message(peer, me, echo_req, 0, echo_body);
@@ -281,24 +288,9 @@ std::vector<packet_case> cases(const mac& ours)
 
 class eal_ipv6 : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(eal_ipv6, verdict)
-{
-    harness h;
-    ASSERT_TRUE(h.ok()) << h.error();
-    const auto all = cases(h.our_mac());
-    const auto it = std::find_if(all.begin(), all.end(), [&](const packet_case& c) { return c.name == GetParam(); });
-    ASSERT_NE(it, all.end());
-    expect_verdict(h, *it);
-}
+TEST_P(eal_ipv6, verdict) { run_named_case(cases, GetParam()); }
 
-std::vector<std::string> case_names()
-{
-    std::vector<std::string> names;
-    for (const auto& c : cases(mac{})) names.push_back(c.name);
-    return names;
-}
-
-INSTANTIATE_TEST_SUITE_P(cases, eal_ipv6, ::testing::ValuesIn(case_names()),
+INSTANTIATE_TEST_SUITE_P(cases, eal_ipv6, ::testing::ValuesIn(case_names(cases)),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 /// The IPv6 fragments of the upper-layer datagram `data` (next header `next`), `chunk` bytes
@@ -320,6 +312,38 @@ std::vector<bytes> fragments6(const ipv6_fields& f, uint8_t next, const bytes& d
     return out;
 }
 
+/// The upper-layer datagram the IPv6 fragments `sent` carry, checking on the way that each fits
+/// `mtu`, goes from `src` to `dst` on the peer's MAC with hop limit 64, continues where the last
+/// ended, says whether more follow, and shares one identification.
+bytes reassembled(const sent_frames& sent, std::size_t mtu, const ip6& src, const ip6& dst)
+{
+    bytes whole;
+    uint32_t id = 0;
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+        const bytes f = linear_bytes(sent.mbufs[i]);
+        EXPECT_LE(f.size(), 14u + mtu) << "fragment " << i << " within the MTU";
+        if (f.size() < 14 + 48 || read16(f, 12) != ethertype_ipv6) {
+            ADD_FAILURE() << "fragment " << i << " is no IPv6 fragment";
+            return {};
+        }
+        EXPECT_TRUE(std::equal(peer_mac.begin(), peer_mac.end(), f.begin())) << "to the sender's MAC";
+        const auto ip = std::span(f).subspan(14);
+        EXPECT_EQ(ip[6], 44) << "a fragment header";
+        EXPECT_EQ(ip[7], 64);
+        EXPECT_TRUE(std::equal(ip.begin() + 8, ip.begin() + 24, src.begin()));
+        EXPECT_TRUE(std::equal(ip.begin() + 24, ip.begin() + 40, dst.begin()));
+        EXPECT_EQ(ip.size(), 40u + read16(ip, 4));
+        const uint16_t off_flags = read16(ip, 42);
+        EXPECT_EQ(off_flags & 0xfff8u, whole.size()) << "fragment " << i << " continues where the last ended";
+        EXPECT_EQ((off_flags & 1u) != 0, i + 1 < sent.size()) << "more-fragments flag";
+        if (i == 0) id = read32(ip, 44);
+        EXPECT_EQ(read32(ip, 44), id) << "one identification";
+        EXPECT_EQ(ip[40], proto_icmp6);
+        whole.insert(whole.end(), ip.begin() + 48, ip.end());
+    }
+    return whole;
+}
+
 // An echo of 3,000 bytes in three fragments, the last first: reassembled, checked over the
 // whole message, and answered in fragments of at most 1,500 bytes that put the reply back
 // together exactly (routers never fragment IPv6: the sender of a big reply must).
@@ -329,9 +353,7 @@ TEST(ipv6_fragments, a_big_echo_in_fragments_out_of_order_is_answered_in_fragmen
     ASSERT_TRUE(h.ok()) << h.error();
     const mac ours = h.our_mac();
     const ip6 me = ipv6(our_ip6_text), peer = ipv6(peer_ip6_text);
-    bytes body{0x12, 0x34, 0, 9};
-    const bytes data = pattern(3000);
-    body.insert(body.end(), data.begin(), data.end());
+    const bytes body = echo_body_of(9, 3000);
     const bytes request = icmp6_message(peer, me, echo_req, 0, body);
     auto frags = fragments6({peer, me}, proto_icmp6, request, 1232, 0x01020304);
     ASSERT_EQ(frags.size(), 3u);
@@ -342,29 +364,7 @@ TEST(ipv6_fragments, a_big_echo_in_fragments_out_of_order_is_answered_in_fragmen
     EXPECT_EQ(v.stage_packets[static_cast<std::size_t>(dp::stage::frag6)], 3u);
     sent_frames sent = h.take_sent();
     ASSERT_GE(sent.size(), 3u);
-    // Put the reply together from its fragments, checking each on the way.
-    bytes whole;
-    uint32_t id = 0;
-    for (std::size_t i = 0; i < sent.size(); ++i) {
-        const bytes f = linear_bytes(sent.mbufs[i]);
-        ASSERT_LE(f.size(), 14u + 1500u) << "fragment " << i << " within the MTU";
-        ASSERT_EQ(read16(f, 12), ethertype_ipv6);
-        EXPECT_TRUE(std::equal(peer_mac.begin(), peer_mac.end(), f.begin())) << "to the sender's MAC";
-        const auto ip = std::span(f).subspan(14);
-        EXPECT_EQ(ip[6], 44) << "a fragment header";
-        EXPECT_EQ(ip[7], 64);
-        EXPECT_TRUE(std::equal(ip.begin() + 8, ip.begin() + 24, me.begin()));
-        EXPECT_TRUE(std::equal(ip.begin() + 24, ip.begin() + 40, peer.begin()));
-        const std::size_t plen = read16(ip, 4);
-        ASSERT_EQ(ip.size(), 40 + plen);
-        const uint16_t off_flags = read16(ip, 42);
-        EXPECT_EQ(off_flags & 0xfff8u, whole.size()) << "fragment " << i << " continues where the last ended";
-        EXPECT_EQ((off_flags & 1u) != 0, i + 1 < sent.size()) << "more-fragments flag";
-        if (i == 0) id = read32(ip, 44);
-        EXPECT_EQ(read32(ip, 44), id) << "one identification";
-        EXPECT_EQ(ip[40], proto_icmp6);
-        whole.insert(whole.end(), ip.begin() + 48, ip.end());
-    }
+    const bytes whole = reassembled(sent, 1500, me, peer);
     EXPECT_EQ(whole, icmp6_message(me, peer, echo_rep, 0, body)) << "the reply, checksum included";
     for (auto* m : sent.mbufs) rte_pktmbuf_free(m);
     sent.mbufs.clear();
@@ -380,9 +380,7 @@ TEST(ipv6_fragments, a_recorded_path_mtu_sizes_the_reply)
     ASSERT_TRUE(h.ok()) << h.error();
     const mac ours = h.our_mac();
     const ip6 me = ipv6(our_ip6_text), peer = ipv6(peer_ip6_text);
-    bytes body{0x12, 0x34, 0, 10};
-    const bytes data = pattern(1400);
-    body.insert(body.end(), data.begin(), data.end());
+    const bytes body = echo_body_of(10, 1400);
     const bytes request = icmp6_message(peer, me, echo_req, 0, body);
     const bytes frame = ethernet({ours, peer_mac, 0}, ethertype_ipv6, ipv6_packet({peer, me}, request));
 
@@ -399,12 +397,7 @@ TEST(ipv6_fragments, a_recorded_path_mtu_sizes_the_reply)
     h.poll();
     sent_frames sent = h.take_sent();
     ASSERT_EQ(sent.size(), 2u) << "the same reply over a 1,280-byte path";
-    bytes whole;
-    for (auto* m : sent.mbufs) {
-        const bytes f = linear_bytes(m);
-        EXPECT_LE(f.size(), 14u + 1280u);
-        whole.insert(whole.end(), f.begin() + 14 + 48, f.end());
-    }
+    const bytes whole = reassembled(sent, 1280, me, peer);
     EXPECT_EQ(whole, icmp6_message(me, peer, echo_rep, 0, body));
     for (auto* m : sent.mbufs) rte_pktmbuf_free(m);
     sent.mbufs.clear();

@@ -1,6 +1,8 @@
 // Running one packet case (see packet_case.h). Test thread only.
 #include "tests/eal/packet_case.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace sbc::test {
@@ -99,6 +101,23 @@ void expect_verdict(harness& h, const packet_case& c)
     for (auto* m : sent.mbufs) rte_pktmbuf_free(m);
     sent.mbufs.clear();
     EXPECT_EQ(h.mbufs_in_use(), 0u) << "every mbuf went back to its pool";
+}
+
+std::vector<std::string> case_names(case_table cases)
+{
+    std::vector<std::string> names;
+    for (const auto& c : cases(mac{})) names.push_back(c.name);
+    return names;
+}
+
+void run_named_case(case_table cases, const std::string& name)
+{
+    harness h;
+    ASSERT_TRUE(h.ok()) << h.error();
+    const auto all = cases(h.our_mac());
+    const auto it = std::find_if(all.begin(), all.end(), [&](const packet_case& c) { return c.name == name; });
+    ASSERT_NE(it, all.end());
+    expect_verdict(h, *it);
 }
 
 }  // namespace sbc::test

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dataplane/counters.h"
 #include "dataplane/events.h"
@@ -30,5 +31,14 @@ void expect_verdict(harness& h, const packet_case& c);
 
 /// Checks every checksum of an IPv4 or IPv6 frame we sent (IPv4 header, ICMP, UDP, ICMPv6).
 void expect_valid_checksums(const bytes& frame);
+
+/// A table of cases, built once the port's MAC is known.
+using case_table = std::vector<packet_case> (*)(const mac& ours);
+
+/// The names of a table's cases (built with an unknown MAC), for INSTANTIATE_TEST_SUITE_P.
+std::vector<std::string> case_names(case_table cases);
+
+/// Runs the case `name` of `cases` on a fresh harness (expect_verdict).
+void run_named_case(case_table cases, const std::string& name);
 
 }  // namespace sbc::test
