@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "control/config.h"
+#include "control/snapshot_build.h"
 #include "dataplane/frames.h"
 #include "dataplane/nd.h"
 #include "tests/eal/frame_builder.h"
@@ -401,6 +403,39 @@ TEST(ipv6_fragments, a_recorded_path_mtu_sizes_the_reply)
     EXPECT_EQ(whole, icmp6_message(me, peer, echo_rep, 0, body));
     for (auto* m : sent.mbufs) rte_pktmbuf_free(m);
     sent.mbufs.clear();
+}
+
+// What the config says reaches the dataplane's interface: the IPv6 address and gateway as
+// written, the link-local address derived from the port's MAC, and the extension-header limit.
+TEST(ipv6_snapshot, the_interfaces_ipv6_address_gateway_and_link_local_address_come_from_the_config_and_the_mac)
+{
+    harness h;
+    ASSERT_TRUE(h.ok()) << h.error();
+    const std::string device = h.runtime().ports.at(0).device;
+    const auto r = control::parse_config("[ipv6]\nmax_extension_headers = 3\n\n[[interface]]\nname = \"core\"\ndevice = \"" +
+                                             device +
+                                             "\"\naddress = \"198.18.0.1/24\"\naddress6 = \"2001:2:0:1::1/64\"\n"
+                                             "gateway6 = \"fe80::1\"\n",
+                                         "v6.toml");
+    ASSERT_TRUE(r.cfg) << (r.errors.empty() ? "" : r.errors[0].to_string());
+    std::string error;
+    const auto snap = control::build_snapshot(*r.cfg, h.runtime().ports, 2, error);
+    ASSERT_TRUE(snap) << error;
+    const auto& ifc = snap->interfaces.at(0);
+    EXPECT_TRUE(ifc.has_v6());
+    EXPECT_EQ(to_string(ifc.address6), "2001:2:0:1::1/64");
+    EXPECT_EQ(to_string(ifc.gateway6), "fe80::1");
+    EXPECT_EQ(ifc.link_local6, dp::link_local_of(h.our_mac()));
+    EXPECT_EQ(snap->ipv6_max_extension_headers, 3);
+    // Without address6 the interface runs no IPv6 at all.
+    const auto four = control::parse_config("[[interface]]\nname = \"core\"\ndevice = \"" + device +
+                                                "\"\naddress = \"198.18.0.1/24\"\n",
+                                            "v4.toml");
+    ASSERT_TRUE(four.cfg);
+    const auto snap4 = control::build_snapshot(*four.cfg, h.runtime().ports, 3, error);
+    ASSERT_TRUE(snap4) << error;
+    EXPECT_FALSE(snap4->interfaces.at(0).has_v6());
+    EXPECT_TRUE(snap4->interfaces.at(0).link_local6.is_unspecified());
 }
 
 // The solicitations and announcements the control core sends (dataplane/frames.h) are the
