@@ -83,6 +83,8 @@ void read_ipv6(loader& l, const toml::table& t, ipv6_config& c)
 {
     table_reader r(l, t, "ipv6");
     r.get_uint("max_extension_headers", c.max_extension_headers, 0, 32, "extension headers before the upper layer");
+    r.get_uint("icmp_error_rate", c.icmp_error_rate, 0, 100000, "ICMPv6 errors per second per worker");
+    r.get_uint("icmp_error_burst", c.icmp_error_burst, 1, 100000, "ICMPv6 errors in one burst");
     r.finish();
 }
 

@@ -87,6 +87,8 @@ struct arp_config {
 /// `[ipv6]`: how the IPv6 stage treats what it receives.
 struct ipv6_config {
     unsigned max_extension_headers = 8;  ///< a longer chain before the upper layer is dropped and counted
+    unsigned icmp_error_rate = 100;      ///< ICMPv6 errors each worker sends per second at most; 0: none
+    unsigned icmp_error_burst = 10;      ///< and in one burst
 };
 
 constexpr uint16_t default_sip_port = 5060;

@@ -14,6 +14,8 @@ std::unique_ptr<dataplane::snapshot> build_snapshot(const config& cfg, const std
     auto s = std::make_unique<dataplane::snapshot>();
     s->generation = generation;
     s->ipv6_max_extension_headers = static_cast<uint8_t>(cfg.ipv6.max_extension_headers);
+    s->icmp6_error_rate = cfg.ipv6.icmp_error_rate;
+    s->icmp6_error_burst = cfg.ipv6.icmp_error_burst;
     for (const auto& ic : cfg.interfaces) {
         const dataplane::port_info* port = nullptr;
         for (const auto& p : ports)

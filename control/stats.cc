@@ -103,6 +103,7 @@ json to_json(const dp::counters_view& c)
                 {"drops_total", c.drops_total()}, {"events_sent", c.events_sent},
                 {"neighbour_held", c.neighbour_held}, {"neighbour_released", c.neighbour_released},
                 {"sip_fragments_sent", c.sip_fragments_sent},
+                {"icmp6_errors_sent", c.icmp6_errors_sent}, {"icmp6_errors_suppressed", c.icmp6_errors_suppressed},
                 {"sip_handed_off", c.sip_handed_off}, {"sip_handed_in", c.sip_handed_in},
                 {"cdr_records", c.cdr_records}, {"cdr_dropped", c.cdr_dropped},
                 {"loops", c.loops},             {"busy_loops", c.busy_loops},
@@ -127,6 +128,8 @@ dp::counters_view counters_from_json(const json& j)
     c.neighbour_held = u64(j, "neighbour_held");
     c.neighbour_released = u64(j, "neighbour_released");
     c.sip_fragments_sent = u64(j, "sip_fragments_sent");
+    c.icmp6_errors_sent = u64(j, "icmp6_errors_sent");
+    c.icmp6_errors_suppressed = u64(j, "icmp6_errors_suppressed");
     c.sip_handed_off = u64(j, "sip_handed_off");
     c.sip_handed_in = u64(j, "sip_handed_in");
     c.cdr_records = u64(j, "cdr_records");
@@ -217,6 +220,8 @@ std::string to_prometheus(const stats_report& r)
         {"neighbour_held_total", "Packets held for a next hop while ARP resolved it.", &dp::counters_view::neighbour_held},
         {"neighbour_released_total", "Held packets sent once their next hop resolved.", &dp::counters_view::neighbour_released},
         {"sip_fragments_sent_total", "IPv4 fragments of SIP datagrams larger than the MTU.", &dp::counters_view::sip_fragments_sent},
+        {"icmp6_errors_sent_total", "ICMPv6 errors the worker sent about what it received (port unreachable, parameter problem).", &dp::counters_view::icmp6_errors_sent},
+        {"icmp6_errors_suppressed_total", "ICMPv6 errors the worker did not send: over [ipv6] icmp_error_rate (RFC 4443 2.4).", &dp::counters_view::icmp6_errors_suppressed},
         {"sip_handed_off_total", "SIP messages the worker handed to the worker that owns their call.", &dp::counters_view::sip_handed_off},
         {"sip_handed_in_total", "SIP messages the worker took from other workers' handoff rings.", &dp::counters_view::sip_handed_in},
         {"cdr_records_total", "Call records the worker handed to the control core.", &dp::counters_view::cdr_records},
@@ -418,6 +423,8 @@ std::string render_stats_text(const json& j)
     tt.add({"held for ARP", std::to_string(t.neighbour_held), ""});
     tt.add({"released after ARP", std::to_string(t.neighbour_released), ""});
     tt.add({"SIP fragments sent", std::to_string(t.sip_fragments_sent), ""});
+    tt.add({"ICMPv6 errors sent", std::to_string(t.icmp6_errors_sent), ""});
+    tt.add({"ICMPv6 errors over the rate", std::to_string(t.icmp6_errors_suppressed), ""});
     tt.add({"SIP handed to owner", std::to_string(t.sip_handed_off), ""});
     tt.add({"SIP taken from others", std::to_string(t.sip_handed_in), ""});
     tt.add({"call records", std::to_string(t.cdr_records), ""});

@@ -43,6 +43,8 @@ counters_view snapshot_of(const worker_counters& c) noexcept
     v.neighbour_held = c.neighbour_held.get();
     v.neighbour_released = c.neighbour_released.get();
     v.sip_fragments_sent = c.sip_fragments_sent.get();
+    v.icmp6_errors_sent = c.icmp6_errors_sent.get();
+    v.icmp6_errors_suppressed = c.icmp6_errors_suppressed.get();
     v.sip_handed_off = c.sip_handed_off.get();
     v.sip_handed_in = c.sip_handed_in.get();
     v.cdr_records = c.cdr_records.get();
@@ -69,6 +71,8 @@ counters_view combine(const counters_view& a, const counters_view& b, Op op) noe
     r.neighbour_held = op(a.neighbour_held, b.neighbour_held);
     r.neighbour_released = op(a.neighbour_released, b.neighbour_released);
     r.sip_fragments_sent = op(a.sip_fragments_sent, b.sip_fragments_sent);
+    r.icmp6_errors_sent = op(a.icmp6_errors_sent, b.icmp6_errors_sent);
+    r.icmp6_errors_suppressed = op(a.icmp6_errors_suppressed, b.icmp6_errors_suppressed);
     r.sip_handed_off = op(a.sip_handed_off, b.sip_handed_off);
     r.sip_handed_in = op(a.sip_handed_in, b.sip_handed_in);
     r.cdr_records = op(a.cdr_records, b.cdr_records);

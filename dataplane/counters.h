@@ -110,6 +110,8 @@ struct alignas(64) worker_counters {
     counter neighbour_held;      ///< packets held for a next hop while ARP resolved it
     counter neighbour_released;  ///< held packets sent once their next hop resolved
     counter sip_fragments_sent;  ///< IPv4 fragments of SIP datagrams over the MTU (udp_fragment.h)
+    counter icmp6_errors_sent;        ///< ICMPv6 errors sent about what we received (dataplane/icmp6.cc)
+    counter icmp6_errors_suppressed;  ///< ICMPv6 errors not sent: over [ipv6] icmp_error_rate
     counter sip_handed_off;  ///< SIP inputs handed to the worker that owns their call (handoff ring)
     counter sip_handed_in;   ///< SIP inputs taken from other workers' handoff rings
     counter cdr_records;   ///< call records handed to the control core (dataplane/cdr_out.h)
@@ -136,6 +138,8 @@ struct counters_view {
     uint64_t neighbour_held = 0;
     uint64_t neighbour_released = 0;
     uint64_t sip_fragments_sent = 0;
+    uint64_t icmp6_errors_sent = 0;
+    uint64_t icmp6_errors_suppressed = 0;
     uint64_t sip_handed_off = 0;
     uint64_t sip_handed_in = 0;
     uint64_t cdr_records = 0;

@@ -238,7 +238,59 @@ void report_too_big(worker& w, uint16_t iface, const interface_info& ifc, uint8_
     post_event(w, e);
 }
 
+/// Takes one token of the worker's ICMPv6 error bucket (RFC 4443 2.4 f); false when it is dry.
+bool error_token(worker& w, const snapshot& snap) noexcept
+{
+    if (snap.icmp6_error_rate == 0) return false;
+    const uint64_t now = rte_rdtsc();
+    const uint64_t cap = uint64_t{snap.icmp6_error_burst} * 1000;
+    const uint64_t ms = (now - w.icmp6_error_tsc) / (w.tsc_per_ms != 0 ? w.tsc_per_ms : 1);
+    if (ms != 0) {
+        // rate per second is rate thousandths per millisecond
+        const uint64_t add = ms * snap.icmp6_error_rate;
+        w.icmp6_error_millitokens = add >= cap || w.icmp6_error_millitokens + add >= cap ? cap : w.icmp6_error_millitokens + add;
+        w.icmp6_error_tsc = now;
+    }
+    if (w.icmp6_error_millitokens < 1000) return false;
+    w.icmp6_error_millitokens -= 1000;
+    return true;
+}
+
 }  // namespace
+
+bool send_icmp6_error(worker& w, const snapshot& snap, rte_mbuf* m, const interface_info& ifc, uint8_t type,
+                      uint8_t code, uint32_t pointer) noexcept
+{
+    auto* ip = rte_pktmbuf_mtod_offset(m, uint8_t*, m->l2_len);
+    // Never about a datagram to a group or from no one (RFC 4443 2.4 e), nor one in pieces.
+    if (m->nb_segs != 1 || is_multicast6(dst_of(ip)) || is_unspecified6(src_of(ip)) || !ifc.is_ours6(dst_of(ip)))
+        return false;
+    if (!error_token(w, snap)) {
+        w.counters.icmp6_errors_suppressed.add(1);
+        return false;
+    }
+    uint8_t from[16], to[16], to_mac[6];
+    std::memcpy(from, dst_of(ip), 16);
+    std::memcpy(to, src_of(ip), 16);
+    std::memcpy(to_mac, rte_pktmbuf_mtod(m, rte_ether_hdr*)->src_addr.addr_bytes, 6);
+    // As much of the datagram as fits in the minimum MTU with our headers in front (2.4 c).
+    const uint32_t original = rte_pktmbuf_data_len(m) - m->l2_len;
+    const uint32_t quoted = original < 1280 - ipv6_header_len - 8 ? original : 1280 - ipv6_header_len - 8;
+    if (rte_pktmbuf_prepend(m, ipv6_header_len + 8) == nullptr) return false;
+    ip = rte_pktmbuf_mtod_offset(m, uint8_t*, m->l2_len);  // the original now follows our headers
+    uint8_t* msg = ip + ipv6_header_len;
+    msg[0] = type;
+    msg[1] = code;
+    const uint32_t ptr = rte_cpu_to_be_32(pointer);
+    std::memcpy(msg + 4, &ptr, 4);
+    const uint32_t len = 8 + quoted;
+    reframe(m, ip, from, to, msg, len, 64);
+    store_checksum(ip, msg, len);
+    if (!write_l2(m, ifc, to_mac, RTE_ETHER_TYPE_IPV6)) return false;
+    w.counters.icmp6_errors_sent.add(1);
+    tx_enqueue(w, m->port, m);
+    return true;
+}
 
 void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
 {

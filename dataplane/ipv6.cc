@@ -35,6 +35,8 @@ struct chain {
     uint8_t next = 0;       ///< the upper layer's protocol
     uint32_t offset = 0;    ///< where it starts, from the IPv6 header
     drop_reason fail{};     ///< set when `ok` is false
+    uint32_t next_at = 6;   ///< where the field naming the upper layer is (a Parameter Problem's pointer)
+    uint32_t problem = 0;   ///< ok false: the offset of the field at fault (0: none to point at)
     bool ok = false;
     bool fragment = false;  ///< a fragment header right after the IPv6 header: to reassemble
 };
@@ -68,11 +70,14 @@ chain walk(const uint8_t* ip, uint32_t end, unsigned limit) noexcept
             if (!c.ok) c.fail = drop_reason::ipv6_fragment;
             return c;
         }
-        // A routing header still to be followed names another node: we are not a router.
+        // A routing header still to be followed names another node: we are not a router, so
+        // its type is one we cannot process (RFC 8200 4.4: Parameter Problem at the type).
         if (nh == ipv6_ext::routing && h[3] != 0) {
             c.fail = drop_reason::ipv6_bad_extension;
+            c.problem = c.offset + 2;
             return c;
         }
+        c.next_at = c.offset;
         c.next = h[0];
         c.offset += (uint32_t{h[1]} + 1) * 8;
         if (c.offset > end) {
@@ -131,17 +136,30 @@ void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6,
             continue;
         }
         const chain c = walk(ip, end, snap.ipv6_max_extension_headers);
+        if (avail > end) rte_pktmbuf_trim(m, static_cast<uint16_t>(avail - end));  // Ethernet padding
         if (!c.ok) {
-            drop(m, c.fail);
+            if (c.problem != 0 && send_icmp6_error(w, snap, m, ifc, icmp6::parameter_problem, 0, c.problem))
+                tally.count(c.fail);
+            else
+                drop(m, c.fail);
             continue;
         }
-        if (avail > end) rte_pktmbuf_trim(m, static_cast<uint16_t>(avail - end));  // Ethernet padding
         if (c.fragment) {
             m->l3_len = ipv6_header_len + sizeof(rte_ipv6_fragment_ext);  // as rte_ip_frag wants it
             frag6.push(m, b.iface[i]);
             continue;
         }
-        if (!route_upper(m, b.iface[i], c, icmp6)) drop(m, drop_reason::ipv6_protocol_unsupported);
+        if (route_upper(m, b.iface[i], c, icmp6)) continue;
+        // No UDP service listens on IPv6 yet: port unreachable, so that a sender moves on at
+        // once; an upper layer nobody knows: Parameter Problem at the field that named it
+        // (RFC 8200 4). TCP and "no next header" go unanswered.
+        const bool udp = c.next == IPPROTO_UDP;
+        const bool unknown = c.next != IPPROTO_TCP && c.next != ipv6_ext::no_next;
+        if ((udp && send_icmp6_error(w, snap, m, ifc, icmp6::dest_unreachable, icmp6::port_unreachable, 0)) ||
+            (!udp && unknown && send_icmp6_error(w, snap, m, ifc, icmp6::parameter_problem, 1, c.next_at)))
+            tally.count(drop_reason::ipv6_protocol_unsupported);
+        else
+            drop(m, drop_reason::ipv6_protocol_unsupported);
     }
     tally.commit(w);
     b.n = 0;

@@ -18,6 +18,8 @@ namespace icmp6 {
 constexpr uint8_t proto = 58;  ///< the Next Header value of ICMPv6
 constexpr uint8_t dest_unreachable = 1;
 constexpr uint8_t packet_too_big = 2;
+constexpr uint8_t parameter_problem = 4;
+constexpr uint8_t port_unreachable = 4;  ///< destination unreachable's code
 constexpr uint8_t echo_request = 128;
 constexpr uint8_t echo_reply = 129;
 constexpr uint8_t router_solicitation = 133;

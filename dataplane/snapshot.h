@@ -120,6 +120,10 @@ struct snapshot {
     /// The longest chain of IPv6 extension headers the IPv6 stage walks before the upper
     /// layer ([ipv6] max_extension_headers); a longer one is dropped and counted.
     uint8_t ipv6_max_extension_headers = 8;
+    /// ICMPv6 errors each worker may send ([ipv6] icmp_error_rate per second, icmp_error_burst
+    /// at once; RFC 4443 2.4 f); rate 0: none.
+    uint32_t icmp6_error_rate = 100;
+    uint32_t icmp6_error_burst = 10;
     /// interface index by (port, vlan): by_port[port] lists the interfaces on that port.
     std::array<std::array<uint16_t, max_interfaces_per_port>, max_ports> by_port{};
 

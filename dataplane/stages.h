@@ -73,6 +73,15 @@ void frag6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6
 /// upper-layer length and ND's hop limit of 255. Drops the rest, counted.
 void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 
+/// Answers the IPv6 datagram in `m` (received on `ifc`, one segment, its IPv6 header at
+/// m->l2_len) with the ICMPv6 error `type`/`code` (`pointer`: a Parameter Problem's offset;
+/// 0 otherwise), quoting as much of it as fits in 1,280 bytes, in place (dataplane/icmp6.cc).
+/// Not for a datagram to a group, from the unspecified address or in fragments, nor over the
+/// worker's rate ([ipv6] icmp_error_rate, counted icmp6_errors_suppressed): then returns
+/// false and `m` is the caller's to drop. True: `m` was sent (icmp6_errors_sent).
+bool send_icmp6_error(worker& w, const snapshot& snap, rte_mbuf* m, const interface_info& ifc, uint8_t type,
+                      uint8_t code, uint32_t pointer) noexcept;
+
 /// Reassembles IPv4 fragments (rte_ip_frag); complete datagrams go on to ICMP or UDP.
 void frag_stage(worker& w, const snapshot& snap, l4_bursts& io) noexcept;
 
@@ -112,8 +121,10 @@ struct drop_tally {
     void drop(rte_mbuf* m, drop_reason r) noexcept
     {
         rte_pktmbuf_free(m);
-        ++n[static_cast<std::size_t>(r)];
+        count(r);
     }
+    /// Counts `r` for a packet that was not served but did not need freeing (answered with an error).
+    void count(drop_reason r) noexcept { ++n[static_cast<std::size_t>(r)]; }
     void commit(worker& w) const noexcept
     {
         for (std::size_t r = 0; r < drop_reason_count; ++r)

@@ -85,6 +85,10 @@ struct worker {
     capture_counters capture_stats;      ///< what this worker copied for the capture and dropped
     uint64_t tsc_per_ms = 1;
     uint32_t ipv6_fragment_id = 0;  ///< identification of the next datagram this worker fragments over IPv6
+    /// The token bucket of the ICMPv6 errors this worker sends (dataplane/icmp6.cc): tokens in
+    /// thousandths, refilled from the TSC.
+    uint64_t icmp6_error_millitokens = 0;
+    uint64_t icmp6_error_tsc = 0;
     /// Next hops the neighbour table does not know yet (dataplane/neighbour_wait.cc): the MACs
     /// this worker saw its senders use, and the packets it holds while the control core resolves.
     learned_neighbours learned;

@@ -44,6 +44,17 @@ bytes echo_body_of(uint8_t seq, std::size_t n)
     return body;
 }
 
+/// The ICMPv6 error (type, code, 4-byte field `word`) we send about `quoted`, the datagram
+/// the peer sent us (as much of it as we quote), in its frame back to the peer.
+bytes error_reply(const mac& ours, const ip6& me, const ip6& peer, uint8_t type, uint8_t code, uint32_t word,
+                  const bytes& quoted)
+{
+    bytes body{static_cast<uint8_t>(word >> 24), static_cast<uint8_t>(word >> 16), static_cast<uint8_t>(word >> 8),
+               static_cast<uint8_t>(word)};
+    body.insert(body.end(), quoted.begin(), quoted.end());
+    return ethernet({peer_mac, ours, 0}, ethertype_ipv6, ipv6_packet({me, peer, proto_icmp6, 64}, icmp6_message(me, peer, type, code, body)));
+}
+
 /// The frame of an IPv6 datagram `payload` (extension headers included) from the peer's MAC.
 bytes from_peer6(const mac& ours, const ipv6_fields& f, const bytes& payload, uint16_t vlan = 0)
 {
@@ -199,9 +210,13 @@ std::vector<packet_case> cases(const mac& ours)
     t.push_back({"drops_a_hop_by_hop_header_that_is_not_first",
                  from_peer6(ours, {peer, me, 60}, ipv6_extension(0, 8, ipv6_extension(proto_icmp6, 8, request))),
                  dp::drop_reason::ipv6_bad_extension, {}, {}});
-    t.push_back({"drops_a_routing_header_with_segments_left",
-                 from_peer6(ours, {peer, me, 43}, ipv6_extension(proto_icmp6, 24, request, 1)),
-                 dp::drop_reason::ipv6_bad_extension, {}, {}});
+    {
+        // Not a router: the routing type is one it cannot follow (RFC 8200 4.4), pointed at.
+        const bytes dgram = ipv6_packet({peer, me, 43}, ipv6_extension(proto_icmp6, 24, request, 1));
+        t.push_back({"answers_a_routing_header_with_segments_left_with_a_parameter_problem",
+                     ethernet({ours, peer_mac, 0}, ethertype_ipv6, dgram), dp::drop_reason::ipv6_bad_extension,
+                     error_reply(ours, me, peer, 4, 0, 42, dgram), {}});
+    }
     {
         bytes cut = ipv6_extension(proto_icmp6, 64, {});  // says 64 bytes, the payload has 64: the ICMPv6 is missing
         cut.resize(16);  // and now the header runs past the payload
@@ -216,8 +231,28 @@ std::vector<packet_case> cases(const mac& ours)
     }
 
     // Header and destination
-    t.push_back({"drops_udp_over_ipv6_until_it_is_built", from_peer6(ours, {peer, me, proto_udp}, pattern(40)),
-                 dp::drop_reason::ipv6_protocol_unsupported, {}, {}});
+    {
+        // No SIP on IPv6 yet: the sender learns at once that nobody listens.
+        const bytes dgram = ipv6_packet({peer, me, proto_udp}, pattern(40));
+        t.push_back({"answers_udp_over_ipv6_with_port_unreachable_until_it_is_built",
+                     ethernet({ours, peer_mac, 0}, ethertype_ipv6, dgram), dp::drop_reason::ipv6_protocol_unsupported,
+                     error_reply(ours, me, peer, 1, 4, 0, dgram), {}});
+        const bytes unknown = ipv6_packet({peer, me, 60}, ipv6_extension(253, 8, pattern(16)));
+        t.push_back({"answers_an_unknown_next_header_with_a_parameter_problem_at_its_field",
+                     ethernet({ours, peer_mac, 0}, ethertype_ipv6, unknown), dp::drop_reason::ipv6_protocol_unsupported,
+                     error_reply(ours, me, peer, 4, 1, 40, unknown), {}});
+        t.push_back({"never_answers_udp_to_a_group_with_an_error",
+                     ethernet({dp::multicast_mac6(all_nodes.data()), peer_mac, 0}, ethertype_ipv6,
+                              ipv6_packet({peer, all_nodes, proto_udp}, pattern(40))),
+                     dp::drop_reason::ipv6_protocol_unsupported, {}, {}});
+        t.push_back({"never_answers_tcp_over_ipv6_with_an_error", from_peer6(ours, {peer, me, 6}, pattern(40)),
+                     dp::drop_reason::ipv6_protocol_unsupported, {}, {}});
+        // A big datagram is quoted up to the minimum MTU: 1,280 bytes with our headers.
+        const bytes big = ipv6_packet({peer, me, proto_udp}, pattern(1400));
+        t.push_back({"quotes_a_big_datagram_up_to_1280_bytes",
+                     ethernet({ours, peer_mac, 0}, ethertype_ipv6, big), dp::drop_reason::ipv6_protocol_unsupported,
+                     error_reply(ours, me, peer, 1, 4, 0, bytes(big.begin(), big.begin() + 1232)), {}});
+    }
     t.push_back({"drops_a_datagram_for_another_address",
                  from_peer6(ours, {peer, ipv6("2001:2:0:1::99")}, icmp6_message(peer, ipv6("2001:2:0:1::99"), echo_req, 0, echo_body)),
                  dp::drop_reason::ipv6_not_for_us, {}, {}});
@@ -403,6 +438,28 @@ TEST(ipv6_fragments, a_recorded_path_mtu_sizes_the_reply)
     EXPECT_EQ(whole, icmp6_message(me, peer, echo_rep, 0, body));
     for (auto* m : sent.mbufs) rte_pktmbuf_free(m);
     sent.mbufs.clear();
+}
+
+// RFC 4443 2.4 f: the errors a worker sends are rate-limited by a token bucket ([ipv6]
+// icmp_error_rate 100/s, icmp_error_burst 10): fifteen UDP datagrams at once get ten answers,
+// and the other five are counted as suppressed; every one is counted as dropped.
+TEST(ipv6_errors, a_burst_of_datagrams_gets_at_most_the_burst_of_errors)
+{
+    harness h;
+    ASSERT_TRUE(h.ok()) << h.error();
+    const ip6 me = ipv6(our_ip6_text), peer = ipv6(peer_ip6_text);
+    const bytes frame = ethernet({h.our_mac(), peer_mac, 0}, ethertype_ipv6, ipv6_packet({peer, me, proto_udp}, pattern(40)));
+    for (int i = 0; i < 15; ++i) ASSERT_TRUE(h.receive(frame));
+    h.poll();
+    const auto v = h.counters();
+    EXPECT_EQ(v.icmp6_errors_sent, 10u);
+    EXPECT_EQ(v.icmp6_errors_suppressed, 5u);
+    EXPECT_EQ(v.drops[static_cast<std::size_t>(dp::drop_reason::ipv6_protocol_unsupported)], 15u);
+    sent_frames sent = h.take_sent();
+    EXPECT_EQ(sent.size(), 10u);
+    for (auto* m : sent.mbufs) rte_pktmbuf_free(m);
+    sent.mbufs.clear();
+    EXPECT_EQ(h.mbufs_in_use(), 0u);
 }
 
 // What the config says reaches the dataplane's interface: the IPv6 address and gateway as
