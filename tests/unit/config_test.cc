@@ -564,6 +564,8 @@ INSTANTIATE_TEST_SUITE_P(
         bad_case{"IPv4 gateway6",
                  with_interface("", good_address + "address6 = \"2001:db8:0:1::10/64\"\ngateway6 = \"198.18.0.254\"\n"), 6,
                  "interface[0].gateway6", "expected an IPv6 address like \"fe80::1\""},
+        bad_case{"ICMPv6 error burst of 0", with_interface("[ipv6]\nicmp_error_burst = 0\n", good_address), 2,
+                 "ipv6.icmp_error_burst", "1..100000"},
         bad_case{"extension header limit too high", with_interface("[ipv6]\nmax_extension_headers = 33\n", good_address), 2,
                  "ipv6.max_extension_headers", "0..32"},
         bad_case{"IPv6 trunk prefix", with_trunk("allow = [\"198.18.0.2\", \"2001:db8::/32\"]\n"), 8,
@@ -591,6 +593,8 @@ TEST(config, takes_an_interface_ipv6_address_and_gateway_beside_its_ipv4_one)
     EXPECT_EQ(to_string(*ic.gateway6), "fe80::1");
     EXPECT_EQ(to_string(ic.address), "198.18.0.1/24");
     EXPECT_EQ(r.cfg->ipv6.max_extension_headers, 4u);
+    EXPECT_EQ(r.cfg->ipv6.icmp_error_rate, 100u) << "the default";
+    EXPECT_EQ(r.cfg->ipv6.icmp_error_burst, 10u);
 
     auto global = parse_config(
         with_interface("", good_address + "address6 = \"2001:db8:0:1::10/64\"\ngateway6 = \"2001:db8:0:1::1\"\n"), "g.toml");
