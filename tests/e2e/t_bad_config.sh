@@ -24,7 +24,7 @@ set -e
 expect_contains "$out" "missing.toml" "missing file named"
 
 # What the dataplane's tables cannot hold is refused, not dropped: a fifth VLAN on one device
-# (only four fit a port), and an IPv6 address (only IPv4 runs yet).
+# (only four fit a port), and an IPv6 address where the IPv4 one goes (pointed to address6).
 {
   for v in 1 2 3 4 5; do
     printf '[[interface]]\nname = "v%s"\ndevice = "net_null0"\naddress = "198.18.%s.1/24"\nvlan = %s\n' "$v" "$v" "$v"
@@ -37,4 +37,5 @@ set -e
 [ "$rc" -eq 2 ] || { echo "$out" >&2; fail "limits: exit code $rc, expected 2"; }
 expect_contains "$out" "$DIR/limits.toml:23: interface[4].device: expected at most 4 interfaces (VLANs) on one device" \
   "fifth VLAN refused with file, line and key"
-expect_contains "$out" "$DIR/limits.toml:29: interface[5].address: IPv6 is not supported yet" "IPv6 refused"
+expect_contains "$out" "$DIR/limits.toml:29: interface[5].address: expected an IPv4 address; an IPv6 one goes in address6 (address6 = \"2001:db8::1/64\")" \
+  "IPv6 in address refused, pointed to address6"
