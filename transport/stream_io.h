@@ -1,4 +1,5 @@
-// The stream thread's state and its connection I/O (stream_io.cc): listening, accepting and
+// The stream thread's state and its connection I/O (stream_io.cc; the writes in
+// stream_write.cc): listening, accepting and
 // connecting, TLS handshakes, reading and framing, writing, closing, and what goes to the
 // workers and the control core on the way. The loop around it is stream_thread.cc.
 // Stream thread only (start() constructs it on the control core before the thread runs).
@@ -66,7 +67,7 @@ struct stream_thread::impl {
     void run_timers(const dataplane::snapshot& snap);
     void publish_report(const dataplane::snapshot& snap);
 
-    // stream_io.cc
+    // stream_io.cc; the writes (send_*, spill_pending, tls_write*, mark_dirty, over_limit, flush*, drain_sends, send_message, connection_for, remember_invite) in stream_write.cc
     void open_listener(const endpoint& local, uint16_t trunk);
     void on_event(const dataplane::snapshot& snap, const epoll_event& ev);
     void accept_on(const dataplane::snapshot& snap, listener& l);
