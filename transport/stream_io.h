@@ -67,7 +67,8 @@ struct stream_thread::impl {
     void run_timers(const dataplane::snapshot& snap);
     void publish_report(const dataplane::snapshot& snap);
 
-    // stream_io.cc; the writes (send_*, spill_pending, tls_write*, mark_dirty, over_limit, flush*, drain_sends, send_message, connection_for, remember_invite) in stream_write.cc
+    // stream_io.cc; the writes (send_*, spill_pending, tls_write*, mark_dirty, over_limit,
+    // flush*, drain_sends, send_message, connection_for, remember_invite) in stream_write.cc
     void open_listener(const endpoint& local, uint16_t trunk);
     void on_event(const dataplane::snapshot& snap, const epoll_event& ev);
     void accept_on(const dataplane::snapshot& snap, listener& l);
