@@ -9,6 +9,7 @@
 
 #include "control/config_dscp.h"
 #include "control/config_reader.h"
+#include "dataplane/nd.h"
 
 #include <fstream>
 
@@ -93,8 +94,8 @@ void read_ipv6(loader& l, const toml::table& t, ipv6_config& c)
 std::string unusable_address6(const ip_prefix& p)
 {
     const auto b = p.addr.v6_bytes();
-    if (b[0] == 0xff) return "a multicast address";
-    if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return "a link-local address (sbcd derives its own from the MAC)";
+    if (dataplane::is_multicast6(b.data())) return "a multicast address";
+    if (dataplane::is_link_local6(b.data())) return "a link-local address (sbcd derives its own from the MAC)";
     if (p.addr.is_unspecified()) return "the unspecified address";
     const ip_address loopback = *parse_address("::1");
     if (p.addr == loopback) return "the loopback address";
@@ -118,7 +119,7 @@ void read_interface_v6(loader& l, table_reader& r, interface_config& ic)
     }
     if (auto v = r.get_string("gateway6", text)) {
         const auto g = parse_address(text);
-        const bool link_local = g && g->is_v6() && g->v6_bytes()[0] == 0xfe && (g->v6_bytes()[1] & 0xc0) == 0x80;
+        const bool link_local = g && g->is_v6() && dataplane::is_link_local6(g->v6_bytes().data());
         if (!g || !g->is_v6())
             l.error(line_of(*v), r.key("gateway6"), "expected an IPv6 address like \"fe80::1\", got " + quoted(text));
         else if (!ic.address6)

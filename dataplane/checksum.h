@@ -97,8 +97,10 @@ namespace detail {
 /// field must hold 0 before), as the 16-bit value to copy into the field as it is (not
 /// byte-swapped); 0 when `msg` already carries a correct checksum. `len` is the upper-layer length, never the IPv6 payload
 /// length (which counts extension headers too).
-[[nodiscard]] inline uint16_t ipv6_upper_checksum(const uint8_t* src, const uint8_t* dst, uint8_t next_header,
-                                                  const void* msg, std::size_t len) noexcept
+/// The one's complement sum of the IPv6 pseudo-header (RFC 8200 8.1) for an upper-layer
+/// message of `len` bytes, folded, not inverted: what the message's own sum is added to.
+[[nodiscard]] inline uint16_t ipv6_pseudo_sum(const uint8_t* src, const uint8_t* dst, uint8_t next_header,
+                                              std::size_t len) noexcept
 {
     const uint32_t len32 = static_cast<uint32_t>(len);
     // The pseudo-header's last two words in network order, summed as host-order loads like the rest.
@@ -106,9 +108,13 @@ namespace detail {
                              static_cast<uint8_t>(len32 >> 8), static_cast<uint8_t>(len32), 0, 0, 0, next_header};
     uint16_t sum = raw_checksum(src, 16);
     sum = raw_checksum(dst, 16, sum);
-    sum = raw_checksum(tail, 8, sum);
-    sum = raw_checksum(msg, len, sum);
-    return static_cast<uint16_t>(~sum);
+    return raw_checksum(tail, 8, sum);
+}
+
+[[nodiscard]] inline uint16_t ipv6_upper_checksum(const uint8_t* src, const uint8_t* dst, uint8_t next_header,
+                                                  const void* msg, std::size_t len) noexcept
+{
+    return static_cast<uint16_t>(~raw_checksum(msg, len, ipv6_pseudo_sum(src, dst, next_header, len)));
 }
 
 }  // namespace sbc::dataplane

@@ -101,14 +101,10 @@ enum class verdict : uint8_t { sent, consumed, invalid, not_for_us };
 /// right (a reassembled datagram: rte_raw_cksum_mbuf over its segments).
 bool chain_checksum_ok(const rte_mbuf* m, uint8_t* ip, uint32_t off, uint32_t len) noexcept
 {
-    const uint32_t len32 = len;
-    const uint8_t tail[8] = {static_cast<uint8_t>(len32 >> 24), static_cast<uint8_t>(len32 >> 16),
-                             static_cast<uint8_t>(len32 >> 8), static_cast<uint8_t>(len32), 0, 0, 0, icmp6::proto};
     uint16_t body = 0;
     if (rte_raw_cksum_mbuf(m, off, len, &body) != 0) return false;
-    uint16_t sum = raw_checksum(src_of(ip), 16, body);
-    sum = raw_checksum(dst_of(ip), 16, sum);
-    return raw_checksum(tail, 8, sum) == 0xffff;
+    const uint32_t sum = uint32_t{body} + ipv6_pseudo_sum(src_of(ip), dst_of(ip), icmp6::proto, len);
+    return static_cast<uint16_t>((sum & 0xffff) + (sum >> 16)) == 0xffff;
 }
 
 /// The echo reply to a reassembled echo request (an mbuf chain of `len` ICMPv6 bytes at `off`),

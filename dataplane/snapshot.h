@@ -13,6 +13,7 @@
 
 #include "common/address.h"
 #include "common/limits.h"
+#include "dataplane/nd.h"
 #include "dataplane/rcu.h"
 #include "rtp/media_egress.h"
 #include "sip-fastpath/proxy_tables.h"
@@ -61,7 +62,7 @@ struct interface_info {
     [[nodiscard]] bool on_link(const sbc::ip_address& ip) const noexcept
     {
         if (ip.is_v4()) return on_link_v4(ip.v4_host());  // IPv4 inline, no masked() calls
-        return has_v6() && ip.is_v6() && (address6.contains(ip) || is_link_local(ip));
+        return has_v6() && ip.is_v6() && (address6.contains(ip) || is_link_local6(ip.v6_bytes().data()));
     }
     /// The neighbour to resolve to reach `ip`: `ip` itself when on-link, else the gateway of
     /// its family; unset when unreachable (no gateway, or a family the interface does not run).
@@ -83,7 +84,7 @@ struct interface_info {
     /// Our address to answer `peer` from: the link-local one for a link-local peer, else the global.
     [[nodiscard]] sbc::ip_address source6_for(const uint8_t* peer) const noexcept
     {
-        return peer[0] == 0xfe && (peer[1] & 0xc0) == 0x80 ? link_local6 : address6.addr;
+        return is_link_local6(peer) ? link_local6 : address6.addr;
     }
 
     /// Our IPv4 address in host order; 0 when the interface is not IPv4.
@@ -98,13 +99,6 @@ struct interface_info {
     }
     /// next_hop() for a host-order IPv4 address; 0 when unreachable.
     [[nodiscard]] uint32_t next_hop_v4(uint32_t ip) const noexcept { return on_link_v4(ip) ? ip : gateway.v4_host(); }
-
-private:
-    static bool is_link_local(const sbc::ip_address& ip) noexcept
-    {
-        const auto b = ip.v6_bytes();
-        return b[0] == 0xfe && (b[1] & 0xc0) == 0x80;
-    }
 };
 
 struct snapshot {
