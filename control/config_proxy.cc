@@ -15,16 +15,19 @@ void read_name(loader& l, table_reader& r, std::string& out)
         l.error(line_of(*v), r.key("name"), "expected 1 to 64 letters, digits, '-', '_' or '.', got " + quoted(out));
 }
 
-// "a.b.c.d/n" (n 0..32, no host bits) or a plain address (a /32). Unlike an interface's
-// address, n may be 0 ("0.0.0.0/0" allows anyone).
+// "a.b.c.d/n" (n 0..32, no host bits) or a plain address (a /32); "2001:db8::/32" (n 0..128)
+// or a plain IPv6 address (a /128). Unlike an interface's address, n may be 0 ("0.0.0.0/0"
+// and "::/0" allow anyone of the family).
 std::optional<ip_prefix> parse_allow(std::string_view s, std::string& why)
 {
     auto slash = s.find('/');
-    auto a = parse_ipv4(s.substr(0, slash));
+    const bool v6 = is_ipv6_text(s.substr(0, slash));
+    auto a = v6 ? parse_address(s.substr(0, slash)) : parse_ipv4(s.substr(0, slash));
     if (!a) return std::nullopt;
-    if (slash == std::string_view::npos) return ip_prefix{*a, 32};
-    auto len = parse_decimal(s.substr(slash + 1), 2);
-    if (!len || *len > 32) return std::nullopt;
+    const unsigned bits = v6 ? 128 : 32;
+    if (slash == std::string_view::npos) return ip_prefix{*a, static_cast<uint8_t>(bits)};
+    auto len = parse_decimal(s.substr(slash + 1), 3);
+    if (!len || *len > bits) return std::nullopt;
     const ip_prefix p{*a, static_cast<uint8_t>(*len)};
     if (p.canonical() != p) {
         why = "; it has host bits set: did you mean " + quoted(to_string(p.canonical())) + "?";
@@ -112,12 +115,11 @@ void read_trunk(loader& l, const toml::table& t, const std::string& prefix, cons
         const std::string ek = r.key("allow") + "[" + std::to_string(index_in(*an, allow_nodes[i])) + "]";
         if (auto p = parse_allow(allow[i], why))
             tc.allow.push_back(*p);
-        else if (is_ipv6_text(allow[i]))
-            l.error(line_of(*allow_nodes[i]), ek, ipv6_refused(allow[i]));
         else
             l.error(line_of(*allow_nodes[i]), ek,
-                    "expected an address \"A.B.C.D\" or a prefix \"A.B.C.D/N\" with N 0..32, got " + quoted(allow[i]) +
-                        why);
+                    "expected an address \"A.B.C.D\" or a prefix \"A.B.C.D/N\" with N 0..32, or an IPv6 address "
+                    "\"2001:db8::1\" or prefix \"2001:db8::/N\" with N 0..128, got " +
+                        quoted(allow[i]) + why);
     }
     r.finish();
 }
@@ -171,14 +173,27 @@ void read_trunks(loader& l, const toml::node* n, const name_index& interfaces, s
     }
 }
 
-// "A.B.C.D:PORT" or "A.B.C.D" (port 5060).
+// "A.B.C.D:PORT" or "A.B.C.D" (port 5060); "[2001:db8::1]:PORT" or "[2001:db8::1]" (port
+// 5060), the IPv6 address in brackets as in a SIP URI (RFC 3261 19.1.1).
 std::optional<std::pair<ip_address, uint16_t>> parse_peer_address(std::string_view s)
 {
-    auto colon = s.find(':');
-    auto a = parse_ipv4(s.substr(0, colon));
-    if (!a) return std::nullopt;
-    if (colon == std::string_view::npos) return std::pair{*a, uint16_t{5060}};
-    auto p = parse_decimal(s.substr(colon + 1), 5);
+    std::optional<ip_address> a;
+    std::string_view rest;
+    if (!s.empty() && s.front() == '[') {
+        const auto close = s.find(']');
+        if (close == std::string_view::npos) return std::nullopt;
+        a = parse_address(s.substr(1, close - 1));
+        if (!a || !a->is_v6()) return std::nullopt;
+        rest = s.substr(close + 1);
+        if (!rest.empty() && rest.front() != ':') return std::nullopt;
+    } else {
+        const auto colon = s.find(':');
+        a = parse_ipv4(s.substr(0, colon));
+        if (!a) return std::nullopt;
+        if (colon != std::string_view::npos) rest = s.substr(colon);
+    }
+    if (rest.empty()) return std::pair{*a, uint16_t{5060}};
+    auto p = parse_decimal(rest.substr(1), 5);
     if (!p || *p < 1 || *p > 65535) return std::nullopt;
     return std::pair{*a, static_cast<uint16_t>(*p)};
 }
@@ -202,10 +217,13 @@ void read_peer(loader& l, const toml::table& t, const std::string& prefix, peer_
             pc.address = a->first;
             pc.port = a->second;
         } else if (is_ipv6_text(text)) {
-            l.error(line_of(*v), r.key("address"), ipv6_refused(text));
+            l.error(line_of(*v), r.key("address"),
+                    "expected an IPv6 peer in brackets, \"[2001:db8::1]:PORT\" (port 1..65535) or \"[2001:db8::1]\" "
+                    "(port 5060), got " + quoted(text));
         } else {
             l.error(line_of(*v), r.key("address"),
-                    "expected \"A.B.C.D:PORT\" (port 1..65535) or \"A.B.C.D\" (port 5060), got " + quoted(text));
+                    "expected \"A.B.C.D:PORT\" (port 1..65535) or \"A.B.C.D\" (port 5060), or an IPv6 peer "
+                    "\"[2001:db8::1]:PORT\", got " + quoted(text));
         }
     }
     r.get_u16("priority", pc.priority, 0, 65535, "RFC 2782: lower first");
@@ -218,7 +236,8 @@ void read_peer(loader& l, const toml::table& t, const std::string& prefix, peer_
             l.error(line_of(*v), r.key("transport"), "expected " + std::string(transport_choices) + ", got " + quoted(text));
     }
     // RFC 3263 §4.2: without a port, TLS is 5061.
-    if (pc.proto == transport::tls && address_text.find(':') == std::string::npos && parse_peer_address(address_text))
+    if (pc.proto == transport::tls && address_text.find(':', address_text.find(']') + 1) == std::string::npos &&
+        parse_peer_address(address_text))
         pc.port = default_sips_port;
     read_dns_name(l, r, "server_name", pc.server_name);
     read_peer_admission(l, r, pc.max_calls);  // config_admission.cc

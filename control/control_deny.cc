@@ -9,6 +9,7 @@
 #include "control/control_loop.h"
 #include "control/deny_text.h"
 #include "dataplane/flood_policy.h"
+#include "dataplane/source_guard.h"
 
 namespace sbc::control {
 
@@ -77,6 +78,22 @@ void control_loop::deny_tick(uint64_t now)
     if (deny_.dirty) publish_flood(cfg_);
 }
 
+namespace {
+
+/// What `sbcctl deny` names: an IPv4 address, or an IPv6 address or /64 prefix, as the deny
+/// list keys it (dataplane::flood_key: an IPv6 source's /64).
+std::optional<ip_address> parse_deny_source(const std::string& text)
+{
+    if (auto a = parse_ipv4(text)) return a;
+    const auto slash = text.find('/');
+    if (slash != std::string::npos && text.substr(slash) != "/64") return std::nullopt;
+    const auto a = parse_address(std::string_view(text).substr(0, slash));
+    if (!a || !a->is_v6()) return std::nullopt;
+    return dataplane::flood_key(*a);
+}
+
+}  // namespace
+
 nlohmann::json control_loop::cmd_deny(const nlohmann::json& request)
 {
     const std::string action = request.value("action", "list");
@@ -85,8 +102,11 @@ nlohmann::json control_loop::cmd_deny(const nlohmann::json& request)
     if (action != "add" && action != "remove")
         return {{"ok", false}, {"error", "deny: unknown action '" + action + "' (list, add, remove)"}};
     const std::string text = request.value("address", "");
-    const auto addr = parse_ipv4(text);
-    if (!addr) return {{"ok", false}, {"error", "deny " + action + ": expected an IPv4 address, got '" + text + "'"}};
+    const auto addr = parse_deny_source(text);
+    if (!addr)
+        return {{"ok", false},
+                {"error", "deny " + action + ": expected an IPv4 address, or an IPv6 address or /64 prefix "
+                          "(IPv6 sources are denied per /64), got '" + text + "'"}};
     if (action == "remove") {
         if (!deny_.list.remove(*addr)) return {{"ok", false}, {"error", text + " is not denied"}};
         std::fprintf(stderr, "sbcd: deny: %s no longer denied: removed by the operator\n", text.c_str());

@@ -104,17 +104,17 @@ void probe_runner::tick(uint64_t now_ms, const name_fn& name_of)
         if (t.iface >= interfaces_.size()) continue;
         const std::string& fqdn =
             p.region < tables_->regions.size() && !tables_->regions[p.region].fqdn.empty() ? tables_->regions[p.region].fqdn : t.fqdn;
-        const std::size_t len = write_probe_options(text, {t.leg_local(p.proto), p.remote(), p.id, d.seq, fqdn});
+        const std::size_t len = write_probe_options(text, {t.leg_local(p.proto, p.address), p.remote(), p.id, d.seq, fqdn});
         if (len == 0) {  // cannot happen with 1024 bytes; counted rather than sent empty
             ++send_failures_;
             continue;
         }
         if (p.proto != transport::udp) {
             // A TCP/TLS peer: over its persistent connection, through the stream thread.
-            if (!send_stream(rt_, t.leg_local(p.proto), p.remote(), {text.data(), len})) ++send_failures_;
+            if (!send_stream(rt_, t.leg_local(p.proto, p.address), p.remote(), {text.data(), len})) ++send_failures_;
             continue;
         }
-        const dataplane::next_hop nh = dataplane::route_packet(interfaces_, t.address, p.address, t.iface);
+        const dataplane::next_hop nh = dataplane::route_packet(interfaces_, t.address_for(p.address), p.address, t.iface);
         const auto mac = nh.found() ? rt_.shared->neighbours.lookup(nh.hop) : std::nullopt;
         if (!mac) {
             // The probe counts as sent: with no way to the peer it times out, as it should.
@@ -122,7 +122,7 @@ void probe_runner::tick(uint64_t now_ms, const name_fn& name_of)
             ++send_failures_;
             continue;
         }
-        if (send_udp(rt_, interfaces_[nh.iface], *mac, t.local(), p.remote(), {text.data(), len}, ip_id_++) !=
+        if (send_udp(rt_, interfaces_[nh.iface], *mac, t.leg_local(transport::udp, p.address), p.remote(), {text.data(), len}, ip_id_++) !=
             send_result::sent)
             ++send_failures_;
     }

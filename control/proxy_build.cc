@@ -80,7 +80,9 @@ namespace {
 std::string where(const config& cfg, int line) { return cfg.path + ":" + std::to_string(line) + ": "; }
 
 // The trunk calls to a peer leave from: the region's, else the first trunk whose interface is
-// on-link with the peer, else the first trunk whose interface has a gateway, else the first.
+// on-link with the peer, else the first trunk whose interface has a gateway of the peer's
+// family, else the first of that family (an IPv6 peer: a trunk on an interface with address6),
+// else the first.
 uint16_t trunk_for(const sip::proxy_tables& t, const std::vector<dataplane::interface_info>& interfaces,
                    int region_trunk, const ip_address& address)
 {
@@ -88,7 +90,9 @@ uint16_t trunk_for(const sip::proxy_tables& t, const std::vector<dataplane::inte
     for (std::size_t i = 0; i < t.trunks.size(); ++i)
         if (interfaces[t.trunks[i].iface].on_link(address)) return static_cast<uint16_t>(i);
     for (std::size_t i = 0; i < t.trunks.size(); ++i)
-        if (!interfaces[t.trunks[i].iface].gateway.is_unspecified()) return static_cast<uint16_t>(i);
+        if (!interfaces[t.trunks[i].iface].next_hop(address).is_unspecified()) return static_cast<uint16_t>(i);
+    for (std::size_t i = 0; i < t.trunks.size(); ++i)
+        if (!t.trunks[i].address_for(address).is_unspecified()) return static_cast<uint16_t>(i);
     return 0;
 }
 
@@ -127,6 +131,7 @@ bool add_trunks(const config& cfg, const std::vector<dataplane::interface_info>&
         tr.name = tc.name;
         tr.iface = static_cast<uint16_t>(iface);
         tr.address = interfaces[static_cast<std::size_t>(iface)].address.addr;
+        tr.address6 = interfaces[static_cast<std::size_t>(iface)].address6.addr;
         // A port is 0 where the trunk does not take that transport (nothing listens).
         tr.port = tc.takes(transport::udp) ? tc.port : 0;
         tr.tcp_port = tc.takes(transport::tcp) ? tc.tcp_port : 0;
@@ -208,7 +213,18 @@ bool add_regions(const config& cfg, const std::vector<dataplane::interface_info>
             const peer_config& pc = k < peers.size() ? peers[k] : dns.retired[k - peers.size()];
             keys.push_back(peer_ids::key(rc.name, pc.address, pc.port));
             if (reg.peers.size() < selectable) reg.peers.push_back(static_cast<uint32_t>(t.peers.size()));
-            t.peers.push_back(make_peer(cfg, ri, pc, t, interfaces, region_trunk));
+            sip::peer p = make_peer(cfg, ri, pc, t, interfaces, region_trunk);
+            // A static IPv6 peer needs a trunk with an IPv6 address to reach it from.
+            if (pc.address.is_v6() && rc.srv.empty() &&
+                (p.trunk >= t.trunks.size() || t.trunks[p.trunk].address6.is_unspecified())) {
+                error = where(cfg, pc.line) + "region " + rc.name + ": peer " + to_string(pc.address) +
+                        " is IPv6, but " +
+                        (p.trunk < t.trunks.size() ? "trunk " + t.trunks[p.trunk].name + "'s interface has"
+                                                   : std::string("no trunk's interface has")) +
+                        " no address6 to reach it from; give the interface address6 = \"…/64\"";
+                return false;
+            }
+            t.peers.push_back(std::move(p));
         }
         t.regions.push_back(std::move(reg));
     }

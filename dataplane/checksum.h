@@ -92,11 +92,6 @@ namespace detail {
     return sum == 0xffff ? 0xffff : static_cast<uint16_t>(~sum);
 }
 
-/// The checksum of an upper-layer message over IPv6 (RFC 8200 8.1: the pseudo-header of both
-/// addresses, the upper-layer length and the next header, then the message, whose checksum
-/// field must hold 0 before), as the 16-bit value to copy into the field as it is (not
-/// byte-swapped); 0 when `msg` already carries a correct checksum. `len` is the upper-layer length, never the IPv6 payload
-/// length (which counts extension headers too).
 /// The one's complement sum of the IPv6 pseudo-header (RFC 8200 8.1) for an upper-layer
 /// message of `len` bytes, folded, not inverted: what the message's own sum is added to.
 [[nodiscard]] inline uint16_t ipv6_pseudo_sum(const uint8_t* src, const uint8_t* dst, uint8_t next_header,
@@ -111,10 +106,31 @@ namespace detail {
     return raw_checksum(tail, 8, sum);
 }
 
+/// The checksum of an upper-layer message over IPv6 (RFC 8200 8.1: the pseudo-header of both
+/// addresses, the upper-layer length and the next header, then the message, whose checksum
+/// field must hold 0 before), as the 16-bit value to copy into the field as it is (not
+/// byte-swapped); 0 when `msg` already carries a correct checksum. `len` is the upper-layer length, never the IPv6 payload
+/// length (which counts extension headers too).
 [[nodiscard]] inline uint16_t ipv6_upper_checksum(const uint8_t* src, const uint8_t* dst, uint8_t next_header,
                                                   const void* msg, std::size_t len) noexcept
 {
     return static_cast<uint16_t>(~raw_checksum(msg, len, ipv6_pseudo_sum(src, dst, next_header, len)));
+}
+
+/// The UDP checksum of a datagram over IPv6 (RFC 8200 8.1: pseudo-header, the UDP header from
+/// its values, the payload summed where it lies), as the 16-bit value to store in the UDP header
+/// (what rte_ipv4_udptcp_cksum returns): a computed 0 is sent as 0xffff, since 0 means "none",
+/// which IPv6 forbids for UDP.
+[[nodiscard]] inline uint16_t udp6_checksum(const uint8_t* src, const uint8_t* dst, uint16_t src_port,
+                                            uint16_t dst_port, const void* payload, std::size_t len) noexcept
+{
+    const auto udp_len = static_cast<uint32_t>(8 + len);
+    // The UDP header's words (its length twice: in the pseudo-header and the header), as
+    // big-endian values; raw_checksum's sums are over host-order loads: swapped to add.
+    const uint64_t header = uint64_t{src_port} + dst_port + udp_len + udp_len;
+    const uint16_t pseudo = ipv6_pseudo_sum(src, dst, 17 /* IPPROTO_UDP */, 0);
+    const uint16_t sum = raw_checksum(payload, len, uint32_t{pseudo} + detail::swap16(detail::fold16(header)));
+    return sum == 0xffff ? 0xffff : static_cast<uint16_t>(~sum);
 }
 
 }  // namespace sbc::dataplane

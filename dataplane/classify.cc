@@ -119,11 +119,11 @@ void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pk
     classify(w, snap, port, pkts, n, arp, ipv4, ipv6);
     if (arp.n != 0) arp_stage(w, snap, arp);
     if (ipv6.n != 0) {
-        sub_burst icmp6;
-        sub_burst frag6;
-        ipv6_stage(w, snap, ipv6, icmp6, frag6);
-        if (frag6.n != 0) frag6_stage(w, snap, frag6, icmp6);
-        if (icmp6.n != 0) icmp6_stage(w, snap, icmp6);
+        l6_bursts l6;
+        ipv6_stage(w, snap, ipv6, l6);
+        if (l6.frag6.n != 0) frag6_stage(w, snap, l6);
+        if (l6.icmp6.n != 0) icmp6_stage(w, snap, l6.icmp6);
+        if (l6.udp6.n != 0) udp6_stage(w, snap, l6.udp6);
     }
     if (ipv4.n == 0) return;
     l4_bursts l4;

@@ -39,14 +39,15 @@ namespace sbc::dataplane {
     X(ipv6_bad_extension, "IPv6 extension header beyond the payload, hop-by-hop not first, or a routing header with segments left") \
     X(ipv6_extension_chain_too_long, "IPv6 extension headers beyond [ipv6] max_extension_headers or 472 bytes") \
     X(ipv6_fragment, "IPv6 fragment whose fragment header follows other extension headers (not reassembled)") \
-    X(ipv6_protocol_unsupported, "IPv6 upper layer other than ICMPv6 (UDP and TCP over IPv6 are not built yet)") \
+    X(ipv6_protocol_unsupported, "IPv6 upper layer other than ICMPv6 and UDP (TCP over IPv6 is not built yet)") \
     X(icmp6_truncated, "ICMPv6 shorter than its header or its message")                   \
     X(icmp6_bad_checksum, "ICMPv6 checksum wrong")                                        \
     X(icmp6_unhandled, "ICMPv6 type that we neither answer nor report (also a reassembled one other than echo)") \
     X(icmp6_no_buffer, "ICMPv6 echo reply not sent: too few mbufs for its fragments")        \
     X(nd_invalid, "Neighbor Discovery with a hop limit other than 255, a code, a multicast target or a bad option (RFC 4861 7.1)") \
     X(nd_not_for_us, "Neighbor Solicitation for an address that is not ours")             \
-    X(udp_truncated, "UDP header or length beyond the IPv4 payload")                     \
+    X(udp_truncated, "UDP header or length beyond the IP payload")                       \
+    X(udp6_no_checksum, "UDP over IPv6 without a checksum (RFC 8200 8.1 makes it mandatory)") \
     X(udp_bad_checksum, "UDP checksum wrong")                                             \
     X(udp_port_closed, "UDP to a port nobody listens on")                                 \
     X(neighbour_unknown, "next hop with no MAC: ARP unanswered while the packet was held, or no route") \
@@ -79,7 +80,7 @@ std::string_view drop_reason_name(drop_reason r) noexcept;
 std::string_view drop_reason_help(drop_reason r) noexcept;
 
 /// Stages of the worker pipeline; each counts the packets it took in.
-#define SBC_STAGES(X) X(eth) X(arp) X(ipv4) X(frag) X(icmp) X(udp) X(sip) X(tcp) X(ipv6) X(frag6) X(icmp6)
+#define SBC_STAGES(X) X(eth) X(arp) X(ipv4) X(frag) X(icmp) X(udp) X(sip) X(tcp) X(ipv6) X(frag6) X(icmp6) X(udp6)
 
 enum class stage : uint8_t {
 #define SBC_X(name) name,

@@ -15,6 +15,7 @@
 #include "dataplane/ipv6_fragment.h"
 #include "dataplane/nd.h"
 #include "dataplane/sip_path.h"
+#include "dataplane/sip_stage.h"
 #include "dataplane/stages.h"
 
 namespace sbc::dataplane {
@@ -360,6 +361,8 @@ void icmp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
                 v = advertisement(w, b.iface[i], ifc, ip, msg, len);
         } else if (type == icmp6::dest_unreachable) {
             report_unreachable(w, b.iface[i], ip, msg, len);
+            // About a SIP datagram of ours: its attempt fails over at once (sip_stage.h).
+            if (sip_unreachable(w, snap, m)) continue;
         } else if (type == icmp6::packet_too_big && msg[1] == 0) {
             report_too_big(w, b.iface[i], ifc, ip, msg, len);
         } else {

@@ -1,8 +1,8 @@
 // IPv6 stage: header validation, the destination check (our addresses and the groups Neighbor
 // Discovery needs), a bounded walk of the extension headers (RFC 8200 4), and sorting by upper
 // layer; and the reassembly of fragments (rte_ip_frag, in the worker's table that IPv4 uses
-// too). Only ICMPv6 goes on today; UDP and TCP over IPv6 are counted and dropped until they are
-// built. Worker only.
+// too). ICMPv6 and UDP go on; TCP over IPv6 is counted and dropped until it is built. Worker
+// only.
 #include <cstring>
 
 #include <rte_cycles.h>
@@ -94,17 +94,21 @@ chain walk(const uint8_t* ip, uint32_t end, unsigned limit) noexcept
 }
 
 /// Passes a datagram whose headers `c` walked to the stage of its upper layer; false if none.
-bool route_upper(rte_mbuf* m, uint16_t iface, const chain& c, sub_burst& icmp6) noexcept
+bool route_upper(rte_mbuf* m, uint16_t iface, const chain& c, l6_bursts& out) noexcept
 {
     m->l3_len = c.offset;
+    if (c.next == IPPROTO_UDP) {
+        out.udp6.push(m, iface);
+        return true;
+    }
     if (c.next != icmp6::proto) return false;
-    icmp6.push(m, iface);
+    out.icmp6.push(m, iface);
     return true;
 }
 
 }  // namespace
 
-void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6, sub_burst& frag6) noexcept
+void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, l6_bursts& out) noexcept
 {
     w.counters.entered(stage::ipv6, b.n);
     drop_tally tally;
@@ -146,17 +150,14 @@ void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6,
         }
         if (c.fragment) {
             m->l3_len = ipv6_header_len + sizeof(rte_ipv6_fragment_ext);  // as rte_ip_frag wants it
-            frag6.push(m, b.iface[i]);
+            out.frag6.push(m, b.iface[i]);
             continue;
         }
-        if (route_upper(m, b.iface[i], c, icmp6)) continue;
-        // No UDP service listens on IPv6 yet: port unreachable, so that a sender moves on at
-        // once; an upper layer nobody knows: Parameter Problem at the field that named it
-        // (RFC 8200 4). TCP and "no next header" go unanswered.
-        const bool udp = c.next == IPPROTO_UDP;
+        if (route_upper(m, b.iface[i], c, out)) continue;
+        // An upper layer nobody knows: Parameter Problem at the field that named it (RFC 8200
+        // 4). TCP and "no next header" go unanswered.
         const bool unknown = c.next != IPPROTO_TCP && c.next != ipv6_ext::no_next;
-        if ((udp && send_icmp6_error(w, snap, m, ifc, icmp6::dest_unreachable, icmp6::port_unreachable, 0)) ||
-            (!udp && unknown && send_icmp6_error(w, snap, m, ifc, icmp6::parameter_problem, 1, c.next_at)))
+        if (unknown && send_icmp6_error(w, snap, m, ifc, icmp6::parameter_problem, 1, c.next_at))
             tally.count(drop_reason::ipv6_protocol_unsupported);
         else
             drop(m, drop_reason::ipv6_protocol_unsupported);
@@ -165,8 +166,9 @@ void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6,
     b.n = 0;
 }
 
-void frag6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6) noexcept
+void frag6_stage(worker& w, const snapshot& snap, l6_bursts& io) noexcept
 {
+    sub_burst& b = io.frag6;
     w.counters.entered(stage::frag6, b.n);
     if (w.frag_table == nullptr) {
         drop_all(w, b, drop_reason::frag_failed);
@@ -195,7 +197,7 @@ void frag6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6
             ++bad;
             continue;
         }
-        if (!route_upper(whole, b.iface[i], c, icmp6)) {
+        if (!route_upper(whole, b.iface[i], c, io)) {
             rte_pktmbuf_free(whole);
             ++unsupported;
         }

@@ -20,17 +20,39 @@
 
 namespace sbc::dataplane {
 
-/// MACs a worker learned from frames it received, by IPv4 address (host order): direct-mapped,
-/// a newer sender replaces an older one in its slot. An entry is trusted for ttl_ms; the
-/// neighbour table, when it knows the address, always wins (the caller looks there first).
-class learned_neighbours {
+namespace detail {
+/// The learned tables' keys: an IPv4 address (host order) or an IPv6 one (its 16 bytes).
+using v6_bytes = std::array<uint8_t, 16>;
+[[nodiscard]] inline bool is_zero(uint32_t ip) noexcept { return ip == 0; }
+[[nodiscard]] inline bool is_zero(const v6_bytes& ip) noexcept
+{
+    uint64_t w[2];
+    std::memcpy(w, ip.data(), 16);
+    return (w[0] | w[1]) == 0;
+}
+[[nodiscard]] inline uint32_t mix(uint32_t ip) noexcept { return ip * 2654435761u; }
+[[nodiscard]] inline uint32_t mix(const v6_bytes& ip) noexcept
+{
+    uint64_t w[2];
+    std::memcpy(w, ip.data(), 16);
+    const uint64_t h = (w[0] ^ w[1]) * 0x9e3779b97f4a7c15ull;  // the interface identifier mixed with the prefix
+    return static_cast<uint32_t>(h >> 32);
+}
+}  // namespace detail
+
+/// MACs a worker learned from frames it received, by address (`Ip`: an IPv4 address in host
+/// order, or IPv6's 16 bytes): direct-mapped, a newer sender replaces an older one in its slot.
+/// An entry is trusted for ttl_ms; the neighbour table, when it knows the address, always wins
+/// (the caller looks there first).
+template <class Ip>
+class basic_learned_neighbours {
 public:
     static constexpr std::size_t capacity = 256;  ///< power of two
     static constexpr uint64_t ttl_ms = 60'000;
 
-    void learn(uint32_t ip, uint16_t iface, const mac_addr& mac, uint64_t now_ms) noexcept
+    void learn(const Ip& ip, uint16_t iface, const mac_addr& mac, uint64_t now_ms) noexcept
     {
-        if (ip == 0) return;
+        if (detail::is_zero(ip)) return;
         entry& e = slots_[slot_of(ip)];
         e.ip = ip;
         e.iface = iface;
@@ -39,23 +61,25 @@ public:
     }
 
     /// The MAC `ip` used on interface `iface` within ttl_ms, or null.
-    [[nodiscard]] const mac_addr* find(uint32_t ip, uint16_t iface, uint64_t now_ms) const noexcept
+    [[nodiscard]] const mac_addr* find(const Ip& ip, uint16_t iface, uint64_t now_ms) const noexcept
     {
         const entry& e = slots_[slot_of(ip)];
-        if (ip == 0 || e.ip != ip || e.iface != iface || now_ms - e.at_ms > ttl_ms) return nullptr;
+        if (detail::is_zero(ip) || e.ip != ip || e.iface != iface || now_ms - e.at_ms > ttl_ms) return nullptr;
         return &e.mac;
     }
 
 private:
     struct entry {
-        uint32_t ip = 0;  ///< 0: empty
+        Ip ip{};  ///< zero: empty
         uint16_t iface = 0;
         mac_addr mac{};
         uint64_t at_ms = 0;
     };
-    static std::size_t slot_of(uint32_t ip) noexcept { return (ip * 2654435761u) >> 24 & (capacity - 1); }
+    static std::size_t slot_of(const Ip& ip) noexcept { return detail::mix(ip) >> 24 & (capacity - 1); }
     std::array<entry, capacity> slots_{};
 };
+using learned_neighbours = basic_learned_neighbours<uint32_t>;
+using learned_neighbours6 = basic_learned_neighbours<detail::v6_bytes>;
 
 /// What kind of packet is held: on expiry a SIP message goes back to the proxy (a request it
 /// could not send is answered, not blamed on the peer), media is only counted.
@@ -68,7 +92,7 @@ enum class hold_result : uint8_t {
     full,      ///< not queued (the hop's queue or the table is full): the caller drops and counts it
 };
 
-/// Packets held per unresolved IPv4 next hop: `hops` next hops at a time, `per_hop` packets
+/// Packets held per unresolved next hop (IPv4 or IPv6): `hops` next hops at a time, `per_hop` packets
 /// each (a handful: the kernel's unresolved queue holds 3 by default), for at most the hold
 /// time the caller gives poll(). A neighbour on the link answers ARP in well under a
 /// millisecond; the hold is shorter than the kernel's 3 s on purpose (see max_hold_ms).
@@ -82,8 +106,8 @@ public:
     static constexpr uint64_t max_hold_ms = 500;
 
     /// Queues `p` (already framed, waiting only for its destination MAC) for next hop `hop`
-    /// (host order) on interface `iface`, to leave through DPDK port `port`.
-    hold_result hold(uint32_t hop, uint16_t iface, uint16_t port, Packet p, held_kind kind, uint64_t now_ms) noexcept
+    /// on interface `iface`, to leave through DPDK port `port`.
+    hold_result hold(const ip_address& hop, uint16_t iface, uint16_t port, Packet p, held_kind kind, uint64_t now_ms) noexcept
     {
         entry* free_entry = nullptr;
         for (entry& e : entries_) {
@@ -143,7 +167,7 @@ private:
         held_kind kind = held_kind::sip;
     };
     struct entry {
-        uint32_t hop = 0;
+        ip_address hop;
         uint16_t iface = 0;
         uint8_t n = 0;  ///< 0: free
         uint64_t since_ms = 0;

@@ -21,7 +21,18 @@ const uint8_t* hop_mac(worker& w, uint32_t hop, uint16_t iface, uint64_t now_ms,
     return nullptr;
 }
 
-bool hold_for_hop(worker& w, rte_mbuf* m, uint16_t iface, uint16_t port, uint32_t hop, held_kind kind,
+const uint8_t* hop_mac(worker& w, const ip_address& hop, uint16_t iface, uint64_t now_ms, mac_addr& buf) noexcept
+{
+    if (!hop.is_v6()) return hop_mac(w, hop.v4_host(), iface, now_ms, buf);
+    if (const auto known = w.shared->neighbours.lookup(hop)) {
+        buf = *known;
+        return buf.data();
+    }
+    if (const mac_addr* seen = w.learned6.find(hop.v6_bytes(), iface, now_ms)) return seen->data();
+    return nullptr;
+}
+
+bool hold_for_hop(worker& w, rte_mbuf* m, uint16_t iface, uint16_t port, const ip_address& hop, held_kind kind,
                   uint64_t now_ms) noexcept
 {
     const hold_result r = w.held.hold(hop, iface, port, m, kind, now_ms);
@@ -36,7 +47,7 @@ bool hold_for_hop(worker& w, rte_mbuf* m, uint16_t iface, uint16_t port, uint32_
         e.kind = event_kind::neighbour_needed;
         e.worker = static_cast<uint8_t>(w.id);
         e.iface = iface;
-        e.ip = ip_address::v4(hop);
+        e.ip = hop;
         post_event(w, e);
     }
     return true;
@@ -52,7 +63,7 @@ uint32_t release_held(worker& w, const snapshot& snap, uint64_t now_ms) noexcept
     uint64_t hold_ms = decltype(w.held)::max_hold_ms;
     if (snap.proxy && snap.proxy->retry.no_response_ms / 2 < hold_ms) hold_ms = snap.proxy->retry.no_response_ms / 2;
     const uint32_t done = w.held.poll(
-        now_ms, hold_ms, [&](uint32_t hop, uint16_t iface) { return hop_mac(w, hop, iface, now_ms, buf); },
+        now_ms, hold_ms, [&](const ip_address& hop, uint16_t iface) { return hop_mac(w, hop, iface, now_ms, buf); },
         [&](rte_mbuf* m, uint16_t port, const uint8_t* mac) {
             std::memcpy(rte_pktmbuf_mtod(m, rte_ether_hdr*)->dst_addr.addr_bytes, mac, RTE_ETHER_ADDR_LEN);
             tx_enqueue(w, port, m);

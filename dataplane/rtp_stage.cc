@@ -98,7 +98,7 @@ void rtp_stage(worker& w, const snapshot& snap, sub_burst& b, const uint8_t* add
             mac_addr buf;
             const uint8_t* mac = hop_mac(w, out.hop[i], out.iface[i], now_ms, buf);
             if (mac == nullptr) {
-                hold_for_hop(w, out.pkts[i], out.iface[i], out.port[i], out.hop[i], held_kind::media, now_ms);
+                hold_for_hop(w, out.pkts[i], out.iface[i], out.port[i], ip_address::v4(out.hop[i]), held_kind::media, now_ms);
                 continue;
             }
             std::memcpy(rte_pktmbuf_mtod(out.pkts[i], rte_ether_hdr*)->dst_addr.addr_bytes, mac, RTE_ETHER_ADDR_LEN);

@@ -78,7 +78,7 @@ void dispatch_input(worker& w, const snapshot& snap, rte_mbuf* m, const sip_hand
     // The receive step found the trunk in this very snapshot; an input handed off by another
     // worker may have been decoded under an older one, whose trunk a new snapshot removed or moved.
     if (!check_owner && (in.trunk >= snap.proxy->trunks.size() ||
-                         !snap.proxy->trunks[in.trunk].leg_local(in.local.proto).same_place(in.local))) {
+                         !snap.proxy->trunks[in.trunk].leg_local(in.local.proto, in.local.addr).same_place(in.local))) {
         rte_pktmbuf_free(m);
         ++t.not_trunk;
         return;

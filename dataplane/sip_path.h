@@ -52,6 +52,7 @@ inline sip_handoff* handoff_of(rte_mbuf* m) noexcept
 struct alignas(64) sip_worker_state {
     sip::message message;             ///< what the receive step parses into, for dispatch and the proxy
     uint16_t ip_id = 0;               ///< IPv4 identification of the packets this worker originates
+    uint32_t ip6_id = 0;              ///< IPv6 fragment identification of the datagrams it fragments
     uint64_t last_tick_ms = 0;        ///< when the proxy's timers last ran
     uint64_t now_ms = 0;              ///< the worker clock of the burst or poll being handled
     /// The input being handled (null between inputs): the send step answers its sender at the
@@ -63,6 +64,10 @@ struct alignas(64) sip_worker_state {
     /// shedding new calls relieves only this, never frames dropped before parsing.
     uint64_t sip_cycles = 0;
     std::array<char, 65536> scratch;  ///< a multi-segment datagram linearised for the parser (rare: last)
+    /// A UDP datagram over IPv6 too large for its path, header and payload written whole
+    /// before it is cut into fragments (the send step; never the input's scratch, which the
+    /// proxy may still read while what it produced is sent).
+    std::array<char, 65536> tx_scratch;
 };
 /// Every worker's SIP stage state, indexed by worker id (sip_rx.cc).
 extern std::array<sip_worker_state, max_workers> sip_states;

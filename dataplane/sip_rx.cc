@@ -61,8 +61,16 @@ void decode_datagram(const rte_mbuf* m, uint16_t iface, uint16_t trunk, uint64_t
     const auto* udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr*, m->l2_len + m->l3_len);
     const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
     in.what = sip_handoff::kind::message;
-    in.src = endpoint::udp4(rte_be_to_cpu_32(ip->src_addr), rte_be_to_cpu_16(udp->src_port));
-    in.local = endpoint::udp4(rte_be_to_cpu_32(ip->dst_addr), rte_be_to_cpu_16(udp->dst_port));
+    if ((ip->version_ihl >> 4) == 6) {
+        const auto* ip6 = reinterpret_cast<const uint8_t*>(ip);
+        in.src = endpoint{ip_address::v6(std::span<const uint8_t, 16>(ip6 + 8, 16)), rte_be_to_cpu_16(udp->src_port),
+                          transport::udp, 0};
+        in.local = endpoint{ip_address::v6(std::span<const uint8_t, 16>(ip6 + 24, 16)),
+                            rte_be_to_cpu_16(udp->dst_port), transport::udp, 0};
+    } else {
+        in.src = endpoint::udp4(rte_be_to_cpu_32(ip->src_addr), rte_be_to_cpu_16(udp->src_port));
+        in.local = endpoint::udp4(rte_be_to_cpu_32(ip->dst_addr), rte_be_to_cpu_16(udp->dst_port));
+    }
     in.now_ms = now_ms;
     in.off = m->l2_len + m->l3_len + static_cast<uint32_t>(sizeof(rte_udp_hdr));
     in.len = rte_be_to_cpu_16(udp->dgram_len) - static_cast<uint32_t>(sizeof(rte_udp_hdr));
@@ -86,12 +94,18 @@ std::string_view input_bytes(worker& w, const rte_mbuf* m, const sip_handoff& in
 
 void glean_sender(worker& w, const snapshot& snap, const sip_handoff& in) noexcept
 {
-    if (in.iface >= snap.interfaces.size() || !in.src.addr.is_v4()) return;
-    const uint32_t src = in.src.addr.v4_host();
-    if (src == 0 || !snap.interfaces[in.iface].on_link_v4(src)) return;
-    // This worker answers or relays toward the sender at once (the callee's 180 toward a new
-    // caller, 0.1 ms after its INVITE): from what it saw, not after the control core's round trip.
-    w.learned.learn(src, in.iface, in.src_mac, in.now_ms);
+    if (in.iface >= snap.interfaces.size()) return;
+    if (in.src.addr.is_v6()) {
+        if (!snap.interfaces[in.iface].on_link(in.src.addr)) return;
+        w.learned6.learn(in.src.addr.v6_bytes(), in.iface, in.src_mac, in.now_ms);
+    } else {
+        const uint32_t src = in.src.addr.v4_host();
+        if (src == 0 || !snap.interfaces[in.iface].on_link_v4(src)) return;
+        // This worker answers or relays toward the sender at once (the callee's 180 toward a
+        // new caller, 0.1 ms after its INVITE): from what it saw, not after the control core's
+        // round trip.
+        w.learned.learn(src, in.iface, in.src_mac, in.now_ms);
+    }
     if (w.shared->neighbours.lookup(in.src.addr)) return;
     event e{};
     e.kind = event_kind::neighbour_seen;
@@ -114,9 +128,37 @@ bool take_probe_reply(worker& w, const snapshot& snap, const sip::message& msg, 
     return true;
 }
 
+namespace {
+
+/// decode_sip_quote for ICMPv6 (RFC 4443 3.1: the message, then as much of the datagram as
+/// fits): a UDP datagram right after its IPv6 header (we send no extension headers; a later
+/// fragment's quote has no UDP header to read).
+bool decode_sip_quote6(const snapshot& snap, const rte_mbuf* m, sip_quote& q) noexcept
+{
+    const auto* ip = rte_pktmbuf_mtod_offset(m, const uint8_t*, m->l2_len);
+    const uint32_t len = 40 + (uint32_t{ip[4]} << 8 | ip[5]) - m->l3_len;
+    const uint8_t* msg = ip + m->l3_len;
+    constexpr uint32_t quoted_headers = 8 + 40 + sizeof(rte_udp_hdr);
+    if (len < quoted_headers || msg[8 + 6] != IPPROTO_UDP) return false;
+    const uint8_t* orig = msg + 8;
+    const auto* udp = reinterpret_cast<const rte_udp_hdr*>(orig + 40);
+    if (snap.proxy->find_trunk6(ip_address::v6(std::span<const uint8_t, 16>(orig + 8, 16)),
+                                rte_be_to_cpu_16(udp->src_port)) < 0)
+        return false;
+    q.to = endpoint{ip_address::v6(std::span<const uint8_t, 16>(orig + 24, 16)), rte_be_to_cpu_16(udp->dst_port),
+                    transport::udp, 0};
+    const auto* payload = reinterpret_cast<const char*>(udp + 1);
+    q.payload = std::string_view(payload, len - quoted_headers);
+    q.off = static_cast<uint32_t>(payload - rte_pktmbuf_mtod(m, const char*));
+    return true;
+}
+
+}  // namespace
+
 bool decode_sip_quote(const snapshot& snap, const rte_mbuf* m, sip_quote& q) noexcept
 {
     const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
+    if ((ip->version_ihl >> 4) == 6) return decode_sip_quote6(snap, m, q);
     const uint32_t len = rte_be_to_cpu_16(ip->total_length) - m->l3_len;
     const auto* icmp = rte_pktmbuf_mtod_offset(m, const uint8_t*, m->l2_len + m->l3_len);
     icmp_quote iq;

@@ -12,6 +12,9 @@
 #include <rte_udp.h>
 
 #include "dataplane/capture.h"
+#include "dataplane/ipv6_fragment.h"
+#include "dataplane/nd.h"
+#include "dataplane/checksum.h"
 #include "dataplane/neighbour_wait.h"
 #include "dataplane/sip_path.h"
 #include "dataplane/sip_stage.h"
@@ -30,15 +33,31 @@ namespace {
 const uint8_t* resolve(worker& w, const snapshot& snap, const next_hop& nh, mac_addr& mac) noexcept
 {
     const sip_worker_state& st = sip_state(w.id);
-    if (const uint8_t* known = hop_mac(w, nh.hop.v4_host(), nh.iface, st.now_ms, mac)) return known;
+    if (const uint8_t* known = hop_mac(w, nh.hop, nh.iface, st.now_ms, mac)) return known;
     if (const sip_handoff* in = st.answering; in != nullptr && in->iface == nh.iface && in->iface < snap.interfaces.size() &&
                                                  snap.interfaces[in->iface].next_hop(in->src.addr) == nh.hop)
         return in->src_mac.data();
     return nullptr;
 }
 
-/// Frames a datagram larger than the MTU as IPv4 fragments (udp_fragment.h) and queues them,
-/// or holds them for the hop's MAC (each fragment a held frame; sip_unsent reads the first).
+/// Queues the fragments `frags[0..n)` of one datagram, or holds them for the hop's MAC (each
+/// fragment a held frame; sip_unsent reads the first).
+void send_or_hold(worker& w, const interface_info& ifc, const next_hop& nh, const uint8_t* dst_mac,
+                  std::span<rte_mbuf* const> frags, const capture_filter* capture, std::string_view bytes,
+                  sip_tally& t) noexcept
+{
+    if (capture != nullptr) capture_fragments(w, *capture, frags[0], bytes);
+    for (rte_mbuf* f : frags) {
+        if (dst_mac == nullptr)
+            hold_for_hop(w, f, nh.iface, ifc.port_id, nh.hop, held_kind::sip, sip_state(w.id).now_ms);
+        else
+            tx_enqueue(w, ifc.port_id, f);
+    }
+    t.fragments += static_cast<uint32_t>(frags.size());
+    if (dst_mac != nullptr) ++t.sent;
+}
+
+/// Frames a datagram larger than the MTU as IPv4 fragments (udp_fragment.h) and sends them.
 void send_fragments(worker& w, const interface_info& ifc, const next_hop& nh, const uint8_t* dst_mac,
                     const sip::out_message& d, const capture_filter* capture, sip_tally& t) noexcept
 {
@@ -52,15 +71,38 @@ void send_fragments(worker& w, const interface_info& ifc, const next_hop& nh, co
         else ++t.too_big;
         return;
     }
-    if (capture != nullptr) capture_fragments(w, *capture, frags[0], d.bytes());
-    for (uint32_t i = 0; i < n; ++i) {
-        if (dst_mac == nullptr)
-            hold_for_hop(w, frags[i], nh.iface, ifc.port_id, nh.hop.v4_host(), held_kind::sip, sip_state(w.id).now_ms);
-        else
-            tx_enqueue(w, ifc.port_id, frags[i]);
+    send_or_hold(w, ifc, nh, dst_mac, {frags.data(), n}, capture, d.bytes(), t);
+}
+
+/// Frames an IPv6 datagram that does not fit `mtu` (the path's) as IPv6 fragments at the
+/// source (ipv6_fragment.h: routers never fragment IPv6) and sends them. The UDP header is
+/// written with its checksum in the worker's scratch, in front of the payload.
+void send_fragments6(worker& w, const interface_info& ifc, const next_hop& nh, const uint8_t* dst_mac,
+                     const sip::out_message& d, uint32_t mtu, const capture_filter* capture, sip_tally& t) noexcept
+{
+    static constexpr mac_addr unresolved{};
+    sip_worker_state& st = sip_state(w.id);
+    const std::size_t udp_len = sizeof(rte_udp_hdr) + d.len;
+    if (udp_len > st.tx_scratch.size()) {
+        ++t.too_big;
+        return;
     }
-    t.fragments += n;
-    if (dst_mac != nullptr) ++t.sent;
+    auto* udp = reinterpret_cast<rte_udp_hdr*>(st.tx_scratch.data());
+    const auto s = d.src.addr.v6_bytes(), dst = d.dst.addr.v6_bytes();
+    udp->src_port = rte_cpu_to_be_16(d.src.port);
+    udp->dst_port = rte_cpu_to_be_16(d.dst.port);
+    udp->dgram_len = rte_cpu_to_be_16(static_cast<uint16_t>(udp_len));
+    udp->dgram_cksum = udp6_checksum(s.data(), dst.data(), d.src.port, d.dst.port, d.bytes().data(), d.len);
+    rte_memcpy(udp + 1, d.bytes().data(), d.len);
+    std::array<rte_mbuf*, max_ipv6_fragments> frags;
+    uint32_t n = 0;
+    if (!frame_ipv6_fragments(w.pool, ifc, dst_mac != nullptr ? dst_mac : unresolved.data(), d.src.addr, d.dst.addr,
+                              IPPROTO_UDP, {reinterpret_cast<const uint8_t*>(st.tx_scratch.data()), udp_len},
+                              ++st.ip6_id, 64, ifc.tos_sip, mtu, frags, n)) {
+        ++t.no_buffer;
+        return;
+    }
+    send_or_hold(w, ifc, nh, dst_mac, {frags.data(), n}, capture, d.bytes(), t);
 }
 
 /// Frames one datagram of the proxy into a fresh mbuf (fragments when over the MTU) and
@@ -68,7 +110,7 @@ void send_fragments(worker& w, const interface_info& ifc, const next_hop& nh, co
 void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, const capture_filter* capture,
                    sip_tally& t) noexcept
 {
-    if (d.len > max_udp4_payload) {  // more than one datagram carries (the proxy refuses it first)
+    if (d.len > max_udp4_payload) {  // more than one datagram carries (the proxy refuses it first; IPv6 carries more)
         ++t.too_big;
         return;
     }
@@ -86,7 +128,14 @@ void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, c
     }
     mac_addr mac;
     const uint8_t* dst_mac = resolve(w, snap, nh, mac);
-    if (udp4_headers + d.len > ipv4_mtu) {
+    if (d.dst.addr.is_v6()) {
+        // The path MTU a Packet Too Big taught us (RFC 8201), else the interface's.
+        const uint32_t mtu = w.shared->path_mtu.lookup(d.dst.addr).value_or(ipv6_mtu);
+        if (udp6_headers + d.len > mtu) {
+            send_fragments6(w, snap.interfaces[nh.iface], nh, dst_mac, d, mtu, capture, t);
+            return;
+        }
+    } else if (udp4_headers + d.len > ipv4_mtu) {
         send_fragments(w, snap.interfaces[nh.iface], nh, dst_mac, d, capture, t);
         return;
     }
@@ -97,8 +146,8 @@ void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, c
         return;
     }
     const interface_info& ifc = snap.interfaces[nh.iface];
-    if (!frame_udp4(m, ifc, dst_mac != nullptr ? dst_mac : unresolved.data(), d.src, d.dst, d.bytes(),
-                    sip_state(w.id).ip_id++)) {
+    if (!frame_udp(m, ifc, dst_mac != nullptr ? dst_mac : unresolved.data(), d.src, d.dst, d.bytes(),
+                   sip_state(w.id).ip_id++)) {
         rte_pktmbuf_free(m);
         ++t.no_buffer;
         return;
@@ -108,7 +157,7 @@ void send_datagram(worker& w, const snapshot& snap, const sip::out_message& d, c
     if (dst_mac == nullptr) {
         // Held while the control core resolves the hop (a first answer to a new caller's
         // address, a first BYE): sent when ARP answers, dropped and counted if it never does.
-        hold_for_hop(w, m, nh.iface, ifc.port_id, nh.hop.v4_host(), held_kind::sip, sip_state(w.id).now_ms);
+        hold_for_hop(w, m, nh.iface, ifc.port_id, nh.hop, held_kind::sip, sip_state(w.id).now_ms);
         return;
     }
     tx_enqueue(w, ifc.port_id, m);
@@ -231,14 +280,29 @@ void flush_outbox(worker& w, const snapshot& snap, sip_tally& t) noexcept
 void sip_unsent(worker& w, const snapshot& snap, const rte_mbuf* m, uint64_t now_ms) noexcept
 {
     if (!snap.proxy || !w.proxy) return;
-    // Framed by frame_udp4: l2_len set, IPv4 and UDP headers in the first segment.
+    // Framed by frame_udp4/6 or as fragments: l2_len set, the IP and UDP headers in the first
+    // segment; a first fragment is read (its text's start), a later one is not.
     const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
-    const uint32_t ihl = static_cast<uint32_t>(ip->version_ihl & 0x0f) * 4;
-    const auto* udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr*, m->l2_len + ihl);
-    const uint32_t off = m->l2_len + ihl + static_cast<uint32_t>(sizeof(rte_udp_hdr));
-    if (off > rte_pktmbuf_data_len(m) || is_later_fragment(ip)) return;  // a first fragment is read: its text's start
+    uint32_t l3 = 0;
+    endpoint to;
+    if ((ip->version_ihl >> 4) == 6) {
+        const auto* ip6 = reinterpret_cast<const uint8_t*>(ip);
+        l3 = 40;
+        if (ip6[6] == ipv6_ext::fragment) {  // our fragment header: offset 0 for the first
+            if (rte_pktmbuf_data_len(m) < m->l2_len + 48 || (ip6[42] << 8 | ip6[43]) >> 3 != 0) return;
+            l3 = 48;
+        }
+        to.addr = ip_address::v6(std::span<const uint8_t, 16>(ip6 + 24, 16));
+    } else {
+        if (is_later_fragment(ip)) return;
+        l3 = static_cast<uint32_t>(ip->version_ihl & 0x0f) * 4;
+        to.addr = ip_address::v4(rte_be_to_cpu_32(ip->dst_addr));
+    }
+    const uint32_t off = m->l2_len + l3 + static_cast<uint32_t>(sizeof(rte_udp_hdr));
+    if (off > rte_pktmbuf_data_len(m)) return;
+    const auto* udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr*, m->l2_len + l3);
+    to.port = rte_be_to_cpu_16(udp->dst_port);
     const std::string_view sent{rte_pktmbuf_mtod_offset(m, const char*, off), rte_pktmbuf_data_len(m) - off};
-    const endpoint to = endpoint::udp4(rte_be_to_cpu_32(ip->dst_addr), rte_be_to_cpu_16(udp->dst_port));
     w.proxy->on_send_failed(*snap.proxy, w.shared->peer_health, sent, to, sip::send_failure::unresolved, now_ms,
                             *w.outbox);
     sip_tally t;

@@ -77,6 +77,13 @@ struct flood_limits {
     friend bool operator==(const flood_limits&, const flood_limits&) = default;
 };
 
+/// What flood limits and deny lists key a source by: an IPv4 address itself (a /32), an IPv6
+/// source's /64 (one host owns a /64 and picks any address in it, RFC 4291 2.5.1). Any thread.
+[[nodiscard]] inline ip_address flood_key(const ip_address& src) noexcept
+{
+    return src.is_v6() ? src.masked(64) : src;
+}
+
 /// The trust of `src` arriving on trunk `trunk` of `t`: the proxy's own rule (it accepts a
 /// trunk's sources on that trunk and peers anywhere), with the trunk's `trusted` mark; `hash` is
 /// src.hash(), for a caller that has it already. Any thread. Always inlined: the first stage

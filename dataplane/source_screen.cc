@@ -20,6 +20,14 @@ constexpr uint32_t report_interval_ms = 1000;
 
 uint32_t now32(const worker& w) noexcept { return static_cast<uint32_t>(now_ms_of(w, rte_rdtsc())); }
 
+/// The source address of the datagram in `m` (IPv4 or IPv6 header at m->l2_len).
+ip_address source_of(const rte_mbuf* m) noexcept
+{
+    const auto* ip = rte_pktmbuf_mtod_offset(m, const uint8_t*, m->l2_len);
+    if ((ip[0] >> 4) == 6) return ip_address::v6(std::span<const uint8_t, 16>(ip + 8, 16));
+    return ip_address::v4(rte_be_to_cpu_32(reinterpret_cast<const rte_ipv4_hdr*>(ip)->src_addr));
+}
+
 void report_once(worker& w, source_entry& e, deny_reason why, uint32_t now) noexcept
 {
     if (e.reported && now - e.reported_ms < report_interval_ms) return;
@@ -72,7 +80,7 @@ void report_source(worker& w, const ip_address& src, deny_reason why) noexcept
     event e{};
     e.kind = event_kind::source_report;
     e.worker = static_cast<uint8_t>(w.id);
-    e.ip = src;
+    e.ip = flood_key(src);  // what the deny list keys it by
     e.code = static_cast<uint16_t>(why);
     post_event(w, e);
     if (w.guard) w.guard->reports.bump();
@@ -95,11 +103,13 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
     unsigned n_dropped = 0;
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];
-        const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
-        const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
+        const ip_address src = source_of(m);
         const trust tr = classify(t, trunks[i], src);
+        // Trust by the whole address (a trunk may allow one IPv6 host); limits and denials
+        // by flood_key (an IPv6 source's /64).
+        const ip_address key = flood_key(src);
         bool pass = true;
-        if (tr != trust::trusted && p->is_denied(src)) {
+        if (tr != trust::trusted && p->is_denied(key)) {
             pass = false;
             ++denied;
         } else if (tr == trust::unknown) {
@@ -114,7 +124,7 @@ void screen_sources(worker& w, const snapshot& snap, sub_burst& b, const uint16_
             ++over_trunk;
         } else {
             const bool trusted = tr == trust::trusted;
-            source_entry& e = entry_of(w, l, src, tr, now);
+            source_entry& e = entry_of(w, l, key, tr, now);
             pass = trusted ? e.bucket.take(now, l.trusted_rate, l.trusted_burst)
                            : e.bucket.take(now, l.untrusted_rate, l.untrusted_burst);
             if (!pass && trusted) ++over_trusted;
@@ -188,7 +198,7 @@ void note_malformed(worker& w, const snapshot& snap, const ip_address& src, uint
     const trust tr = classify(*snap.proxy, trunk, src);
     if (tr == trust::trusted) return;
     const uint32_t now = now32(w);
-    source_entry& e = entry_of(w, p->limits, src, tr, now);
+    source_entry& e = entry_of(w, p->limits, flood_key(src), tr, now);
     if (e.malformed == 0 || now - e.malformed_since_ms > p->limits.malformed_window_ms) {
         e.malformed_since_ms = now;
         e.malformed = 0;

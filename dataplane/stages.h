@@ -22,6 +22,13 @@ struct l4_bursts {
     sub_burst tcp;
 };
 
+/// The next stages after IPv6 validation, filled by ipv6_stage and frag6_stage.
+struct l6_bursts {
+    sub_burst icmp6;
+    sub_burst frag6;
+    sub_burst udp6;
+};
+
 /// Production processing of one received burst: Ethernet/VLAN classify, then ARP, IPv6 and
 /// ICMPv6, IPv4, fragments, ICMP, UDP and TCP stages.
 void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pkts, uint16_t n) noexcept;
@@ -57,14 +64,20 @@ void ipv4_stage(worker& w, const snapshot& snap, sub_burst& b, l4_bursts& out) n
 /// destination that is ours: our global or link-local address, all-nodes, or the solicited-node
 /// group of either), walks the extension headers (at most snap.ipv6_max_extension_headers,
 /// hop-by-hop first only, no routing header with segments left), trims Ethernet padding, sets
-/// m->l3_len to the offset of the upper layer and passes ICMPv6 on (dataplane/ipv6.cc), and
-/// fragments whose fragment header follows the IPv6 header to frag6 (any other is dropped,
-/// counted). UDP and TCP over IPv6 are dropped and counted: not built yet.
-void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6, sub_burst& frag6) noexcept;
+/// m->l3_len to the offset of the upper layer and passes ICMPv6 and UDP on (dataplane/ipv6.cc),
+/// and fragments whose fragment header follows the IPv6 header to frag6 (any other is dropped,
+/// counted). TCP over IPv6 is dropped and counted: not built yet.
+void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, l6_bursts& out) noexcept;
 
 /// Reassembles IPv6 fragments (rte_ip_frag, the worker's table); complete datagrams have the
-/// headers after the IPv6 header walked again and go on to ICMPv6 (as mbuf chains).
-void frag6_stage(worker& w, const snapshot& snap, sub_burst& b, sub_burst& icmp6) noexcept;
+/// headers after the IPv6 header walked again and go on to ICMPv6 or UDP (as mbuf chains).
+void frag6_stage(worker& w, const snapshot& snap, l6_bursts& io) noexcept;
+
+/// UDP over IPv6 (dataplane/udp6.cc): length and the mandatory checksum (over the UDP length,
+/// not the IPv6 payload length, which counts extension headers), then datagrams to a trunk's
+/// IPv6 address and port go to the SIP stage after flood screening (sources keyed per /64);
+/// anything else gets port unreachable (rate-limited) and is counted as udp_port_closed.
+void udp6_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 
 /// ICMPv6 for our addresses (dataplane/icmp6.cc): answers echo requests and Neighbor
 /// Solicitations for our addresses (RFC 4861 7.2.4, with our MAC as target link-layer address),
@@ -124,7 +137,7 @@ struct drop_tally {
         count(r);
     }
     /// Counts `r` for a packet that was not served but did not need freeing (answered with an error).
-    void count(drop_reason r) noexcept { ++n[static_cast<std::size_t>(r)]; }
+    void count(drop_reason r, uint32_t k = 1) noexcept { n[static_cast<std::size_t>(r)] += static_cast<uint16_t>(k); }
     void commit(worker& w) const noexcept
     {
         for (std::size_t r = 0; r < drop_reason_count; ++r)

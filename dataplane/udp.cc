@@ -11,6 +11,7 @@
 #include "dataplane/sip_stage.h"
 #include "dataplane/source_screen.h"
 #include "dataplane/stages.h"
+#include "dataplane/udp_sip.h"
 
 namespace sbc::dataplane {
 
@@ -85,24 +86,10 @@ void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
     }
     if (sip.n != 0) {
         // Flood screening first (source_screen.h): what it drops never enters the SIP stage.
-        std::array<uint16_t, burst_size> screened;
-        screen_sources(w, snap, sip, sip_trunk.data(), screened.data());
-        uint16_t n = 0;
-        for (uint16_t i = 0; i < sip.n; ++i) {
-            rte_mbuf* m = sip.pkts[i];
+        bad_sum += screen_sip(w, snap, sip, sip_trunk.data(), [](const rte_mbuf* m) {
             const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
-            const auto* udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr*, m->l2_len + m->l3_len);
-            if (!udp_checksum_ok(m, ip, udp)) {
-                rte_pktmbuf_free(m);
-                ++bad_sum;
-                continue;
-            }
-            sip_trunk[n] = screened[i];
-            sip.pkts[n] = m;
-            sip.iface[n] = sip.iface[i];
-            ++n;
-        }
-        sip.n = n;
+            return udp_checksum_ok(m, ip, rte_pktmbuf_mtod_offset(m, const rte_udp_hdr*, m->l2_len + m->l3_len));
+        });
     }
     if (truncated) w.counters.drop(drop_reason::udp_truncated, truncated);
     if (bad_sum) w.counters.drop(drop_reason::udp_bad_checksum, bad_sum);

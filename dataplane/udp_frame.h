@@ -20,10 +20,18 @@ namespace sbc::dataplane {
 constexpr uint32_t ipv4_mtu = 1500;
 /// IPv4 and UDP headers in front of a datagram's payload.
 constexpr uint32_t udp4_headers = 28;
+/// IPv6 and UDP headers in front of a datagram's payload (no extension headers: we send none).
+constexpr uint32_t udp6_headers = 48;
+/// The headers in front of a datagram's payload from `src`: udp6_headers for IPv6, else udp4_headers.
+[[nodiscard]] constexpr uint32_t udp_headers(const ip_address& src) noexcept
+{
+    return src.is_v6() ? udp6_headers : udp4_headers;
+}
 
 /// Where a packet from our address `from` to `to` leaves: interface `prefer` when it owns
 /// `from` (two VLAN interfaces may share an address: the trunk's own wins), else the first
-/// interface that owns `from` (when `from` is unspecified, the first that reaches `to`), and
+/// interface that owns `from` (IPv4, or IPv6 global or link-local; when `from` is
+/// unspecified, the first that reaches `to`), and
 /// the neighbour to send it to (`to` itself on-link, else the gateway).
 struct next_hop {
     uint16_t iface = no_interface;  ///< index into the interfaces; no_interface: none
@@ -40,5 +48,19 @@ next_hop route_packet(std::span<const interface_info> ifcs, const ip_address& fr
 /// the caller frees `m` then.
 bool frame_udp4(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac, const endpoint& src,
                 const endpoint& dst, std::string_view payload, uint16_t ip_id) noexcept;
+
+/// The same over IPv6 (hop limit 64, traffic class `ifc.tos_sip`, no extension headers, the
+/// UDP checksum that IPv6 makes mandatory), up to ipv6_mtu; false when the addresses are not
+/// IPv6, the datagram exceeds ipv6_mtu, or `m` has no room.
+bool frame_udp6(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac, const endpoint& src,
+                const endpoint& dst, std::string_view payload) noexcept;
+
+/// frame_udp4 or frame_udp6, by the family of `src` (`ip_id` is IPv4's only).
+inline bool frame_udp(rte_mbuf* m, const interface_info& ifc, const uint8_t* dst_mac, const endpoint& src,
+                      const endpoint& dst, std::string_view payload, uint16_t ip_id) noexcept
+{
+    if (src.addr.is_v6()) return frame_udp6(m, ifc, dst_mac, src, dst, payload);
+    return frame_udp4(m, ifc, dst_mac, src, dst, payload, ip_id);
+}
 
 }  // namespace sbc::dataplane

@@ -92,6 +92,7 @@ struct worker {
     /// Next hops the neighbour table does not know yet (dataplane/neighbour_wait.cc): the MACs
     /// this worker saw its senders use, and the packets it holds while the control core resolves.
     learned_neighbours learned;
+    learned_neighbours6 learned6;
     basic_neighbour_hold<rte_mbuf*> held;
     /// Per-source token buckets and malformed tallies (dataplane/source_screen.cc); null: no screening.
     std::unique_ptr<source_guard> guard;

@@ -476,11 +476,11 @@ void call_core::on_send_failed(const proxy_tables& t, const peer_health& h, std:
     }
     if (from.port == 0) {
         if (const uint32_t p = t.find_peer(sender.addr, sender.port); p != no_peer && t.peers[p].trunk < t.trunks.size()) {
-            from = t.trunks[t.peers[p].trunk].leg_local(sender.proto);
+            from = t.trunks[t.peers[p].trunk].leg_local(sender.proto, sender.addr);
         } else {
             for (const trunk& tr : t.trunks)
                 if (tr.allows(sender.addr)) {
-                    from = tr.leg_local(sender.proto);
+                    from = tr.leg_local(sender.proto, sender.addr);
                     break;
                 }
         }

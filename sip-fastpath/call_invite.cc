@@ -38,7 +38,7 @@ std::string_view user_of(std::string_view raw, span uri_text)
 /// port when the trunk is not in the tables.
 endpoint peer_local(const proxy_tables& t, const peer& pe, const endpoint& fallback) noexcept
 {
-    if (pe.trunk < t.trunks.size()) return t.trunks[pe.trunk].leg_local(pe.proto);
+    if (pe.trunk < t.trunks.size()) return t.trunks[pe.trunk].leg_local(pe.proto, pe.address);
     return endpoint{fallback.addr, fallback.port, pe.proto, 0};
 }
 

@@ -75,8 +75,8 @@ bool our_route(const proxy_tables& t, std::string_view raw, const uri& u, endpoi
     if (!uri_port_transport(raw, u, port, proto)) return false;
     if (const std::optional<ip_address> ip = uri_address(raw, u)) {
         for (const trunk& tr : t.trunks)
-            if (tr.address == *ip && tr.has_port(port)) {
-                local = endpoint{tr.address, port, proto, 0};
+            if (tr.owns(*ip) && tr.has_port(port)) {
+                local = endpoint{*ip, port, proto, 0};
                 return true;
             }
         return false;

@@ -32,7 +32,10 @@ struct rule_tables;  // header and number rules, sip-fastpath/sip_rules.h
 struct trunk {
     std::string name;
     uint16_t iface = 0;         ///< index into the snapshot's interfaces
-    ip_address address;         ///< the interface's address
+    ip_address address;         ///< the interface's IPv4 address
+    /// The interface's IPv6 address (unspecified: the interface runs no IPv6): the trunk
+    /// listens there on the same ports, and a leg toward an IPv6 remote is ours from it.
+    ip_address address6;
     uint16_t port = 5060;       ///< local UDP port
     transport proto = transport::udp;  ///< transport of local()
     uint16_t tcp_port = 0;      ///< local TCP port (the stream thread listens); 0: no TCP
@@ -54,20 +57,33 @@ struct trunk {
     uint32_t calls_per_second = 0;  ///< new calls per second (GCRA)
     uint32_t calls_burst = 1;       ///< new calls at once after a quiet time
 
+    /// Whether `a` is one of its addresses (IPv4 or IPv6).
+    [[nodiscard]] bool owns(const ip_address& a) const noexcept
+    {
+        return a.is_v6() ? a == address6 && address6.is_v6() : a == address;
+    }
+    /// Its address of the family of `remote` (the IPv4 one for anything not IPv6). Unspecified
+    /// for an IPv6 remote when the trunk runs no IPv6.
+    [[nodiscard]] const ip_address& address_for(const ip_address& remote) const noexcept
+    {
+        return remote.is_v6() ? address6 : address;
+    }
     /// Our endpoint on this trunk.
     [[nodiscard]] endpoint local() const noexcept { return endpoint{address, port, proto, 0}; }
-    /// Our endpoint on this trunk for transport `p` (port 0 when the trunk does not take it).
-    [[nodiscard]] endpoint local(transport p) const noexcept
+    /// Our endpoint on this trunk for transport `p` (port 0 when the trunk does not take it),
+    /// at its address of the family of `remote`.
+    [[nodiscard]] endpoint local(transport p, const ip_address& remote = {}) const noexcept
     {
         const uint16_t at = p == transport::udp ? port : p == transport::tcp ? tcp_port : tls_port;
-        return endpoint{address, at, p, 0};
+        return endpoint{address_for(remote), at, p, 0};
     }
-    /// Our endpoint on a leg of transport `p` from this trunk: local(p), or, when the trunk does
-    /// not listen on `p` (a TLS peer reached from a UDP-only trunk: our side of that connection
-    /// is a client), the UDP port with transport `p` (what Via and Record-Route then name).
-    [[nodiscard]] endpoint leg_local(transport p) const noexcept
+    /// Our endpoint on a leg of transport `p` from this trunk toward `remote` (its family picks
+    /// the address): local(p), or, when the trunk does not listen on `p` (a TLS peer reached
+    /// from a UDP-only trunk: our side of that connection is a client), the UDP port with
+    /// transport `p` (what Via and Record-Route then name).
+    [[nodiscard]] endpoint leg_local(transport p, const ip_address& remote = {}) const noexcept
     {
-        endpoint e = local(p);
+        endpoint e = local(p, remote);
         if (e.port == 0) e.port = port;
         return e;
     }
@@ -246,8 +262,16 @@ struct proxy_tables {
     /// address and port); the receive step calls this once per message.
     [[nodiscard]] int find_trunk(const ip_address& address, uint16_t port) const noexcept
     {
+        if (address.is_v6()) return find_trunk6(address, port);
         for (std::size_t i = 0; i < trunks.size(); ++i)
             if (trunks[i].port == port && trunks[i].address == address) return static_cast<int>(i);
+        return -1;
+    }
+    /// find_trunk for an IPv6 address (its own loop: the IPv4 one stays one compare a trunk).
+    [[nodiscard]] int find_trunk6(const ip_address& address, uint16_t port) const noexcept
+    {
+        for (std::size_t i = 0; i < trunks.size(); ++i)
+            if (trunks[i].port == port && trunks[i].address6 == address) return static_cast<int>(i);
         return -1;
     }
     /// Whether any peer has this address (in-dialog requests come from peers too): a hash

@@ -19,7 +19,7 @@ bool names_sbc(const proxy_tables& t, std::string_view raw, const uri& u) noexce
     const std::string_view host = u.host.in(raw);
     for (const trunk& tr : t.trunks) {
         if (!tr.has_port(port)) continue;
-        if (literal ? tr.address == ep.addr : same_host_name(tr.fqdn, host)) return true;
+        if (literal ? tr.owns(ep.addr) : same_host_name(tr.fqdn, host)) return true;
     }
     return false;
 }

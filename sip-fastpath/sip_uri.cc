@@ -29,11 +29,12 @@ bool check_run(std::string_view t, uint16_t cls) noexcept {
   return true;
 }
 
-bool check_ipv6_ref(std::string_view h) noexcept {
-  if (h.size() < 4 || h.front() != '[' || h.back() != ']') return false;
+// An IPv6 address without brackets (RFC 3261 25.1 IPv6address): hex digits, colons (2 to 7)
+// and the dots of an embedded IPv4 tail.
+bool check_ipv6_bare(std::string_view h) noexcept {
+  if (h.size() < 2) return false;
   unsigned colons = 0;
-  for (std::size_t i = 1; i + 1 < h.size(); ++i) {
-    char c = h[i];
+  for (char c : h) {
     if (c == ':') {
       ++colons;
     } else if (!chars::is(c, chars::hexdig) && c != '.') {
@@ -41,6 +42,11 @@ bool check_ipv6_ref(std::string_view h) noexcept {
     }
   }
   return colons >= 2 && colons <= 7;
+}
+
+bool check_ipv6_ref(std::string_view h) noexcept {
+  if (h.size() < 4 || h.front() != '[' || h.back() != ']') return false;
+  return check_ipv6_bare(h.substr(1, h.size() - 2));
 }
 
 uint32_t skip_ws(std::string_view buf, uint32_t p, uint32_t e) noexcept {
@@ -474,9 +480,12 @@ bool parse_via_at(std::string_view buf, uint32_t pos, uint32_t e, via& out,
         break;
       case 8:
         if (ieq_lit(n, "received")) {
+          // An address, IPv6 with or without brackets (RFC 5118 4.5: the grammar has none,
+          // and implementations send both).
           host_kind k;
+          const std::string_view rv = pr.value.in(buf);
           if (!pr.has_value ||
-              (strict && (!check_host(pr.value.in(buf), k) || k == host_kind::name)))
+              (strict && !check_ipv6_bare(rv) && (!check_host(rv, k) || k == host_kind::name)))
             return false;
           out.received = pr.value;
         }

@@ -157,7 +157,7 @@ std::size_t route_set(const proxy_tables& t, const message& m, bool hide_others,
 std::string_view host_of(const proxy_tables& t, const endpoint& local) noexcept
 {
     for (const trunk& tr : t.trunks)
-        if (tr.address == local.addr && tr.has_port(local.port)) return tr.fqdn;
+        if (tr.owns(local.addr) && tr.has_port(local.port)) return tr.fqdn;
     return {};
 }
 

@@ -209,6 +209,22 @@ bytes icmp6_message(const ip6& src, const ip6& dst, uint8_t type, uint8_t code, 
     return m;
 }
 
+bytes udp6_datagram(const ip6& src, const ip6& dst, uint16_t sport, uint16_t dport, std::span<const uint8_t> data)
+{
+    bytes b;
+    put16(b, sport);
+    put16(b, dport);
+    put16(b, static_cast<uint16_t>(8 + data.size()));
+    put16(b, 0);
+    put(b, data);
+    uint32_t acc = ones_sum(src);
+    acc = ones_sum(dst, acc);
+    acc += static_cast<uint32_t>(b.size() >> 16) + static_cast<uint32_t>(b.size() & 0xffff) + proto_udp;
+    const uint16_t c = fold_checksum(ones_sum(b, acc));
+    write16(b, 6, c == 0 ? 0xffff : c);
+    return b;
+}
+
 bytes nd_body(uint8_t flags, const ip6& target, uint8_t option_type, const mac& lladdr)
 {
     bytes b{flags, 0, 0, 0};

@@ -98,6 +98,10 @@ struct ipv6_fields {
 /// IPv6 header followed by `payload` (extension headers and upper layer), payload length set.
 bytes ipv6_packet(const ipv6_fields& f, std::span<const uint8_t> payload);
 
+/// A UDP datagram with its checksum under the IPv6 pseudo-header of (src, dst) and the UDP
+/// length (RFC 8200 8.1; a computed 0 is sent as all ones).
+bytes udp6_datagram(const ip6& src, const ip6& dst, uint16_t sport, uint16_t dport, std::span<const uint8_t> data);
+
 /// An extension header (hop-by-hop, destination options: PadN filling; routing: type 0 with
 /// `segments_left`) of `len` bytes (a multiple of 8, at least 8) followed by `rest`.
 bytes ipv6_extension(uint8_t next, std::size_t len, std::span<const uint8_t> rest, uint8_t segments_left = 0);

@@ -232,25 +232,44 @@ std::vector<packet_case> cases(const mac& ours)
 
     // Header and destination
     {
-        // No SIP on IPv6 yet: the sender learns at once that nobody listens.
-        const bytes dgram = ipv6_packet({peer, me, proto_udp}, pattern(40));
-        t.push_back({"answers_udp_over_ipv6_with_port_unreachable_until_it_is_built",
-                     ethernet({ours, peer_mac, 0}, ethertype_ipv6, dgram), dp::drop_reason::ipv6_protocol_unsupported,
+        // UDP to a port nobody listens on: the sender learns at once (RFC 4443 3.1).
+        const bytes dgram = ipv6_packet({peer, me, proto_udp}, udp6_datagram(peer, me, 40000, 9, pattern(32)));
+        t.push_back({"answers_udp_to_a_closed_port_with_port_unreachable",
+                     ethernet({ours, peer_mac, 0}, ethertype_ipv6, dgram), dp::drop_reason::udp_port_closed,
                      error_reply(ours, me, peer, 1, 4, 0, dgram), {}});
+        // The checksum covers the UDP length, not the payload length with the extension
+        // headers in front: a right one behind a destination options header is accepted (the
+        // closed port answers), a wrong one dropped before any answer, a zero one refused.
+        const bytes behind = ipv6_packet({peer, me, 60}, ipv6_extension(proto_udp, 16, udp6_datagram(peer, me, 40000, 9, pattern(21))));
+        t.push_back({"verifies_the_udp_checksum_over_the_udp_length_behind_extension_headers",
+                     ethernet({ours, peer_mac, 0}, ethertype_ipv6, behind), dp::drop_reason::udp_port_closed,
+                     error_reply(ours, me, peer, 1, 4, 0, behind), {}});
+        bytes wrong = udp6_datagram(peer, me, 40000, 9, pattern(21));
+        wrong[6] ^= 0x5a;
+        t.push_back({"drops_udp_over_ipv6_with_a_wrong_checksum", from_peer6(ours, {peer, me, proto_udp}, wrong),
+                     dp::drop_reason::udp_bad_checksum, {}, {}});
+        bytes none = udp6_datagram(peer, me, 40000, 9, pattern(21));
+        none[6] = none[7] = 0;
+        t.push_back({"drops_udp_over_ipv6_without_a_checksum", from_peer6(ours, {peer, me, proto_udp}, none),
+                     dp::drop_reason::udp6_no_checksum, {}, {}});
+        bytes longer = udp6_datagram(peer, me, 40000, 9, pattern(21));
+        write16(longer, 4, static_cast<uint16_t>(longer.size() + 1));
+        t.push_back({"drops_a_udp_length_beyond_the_upper_layer", from_peer6(ours, {peer, me, proto_udp}, longer),
+                     dp::drop_reason::udp_truncated, {}, {}});
         const bytes unknown = ipv6_packet({peer, me, 60}, ipv6_extension(253, 8, pattern(16)));
         t.push_back({"answers_an_unknown_next_header_with_a_parameter_problem_at_its_field",
                      ethernet({ours, peer_mac, 0}, ethertype_ipv6, unknown), dp::drop_reason::ipv6_protocol_unsupported,
                      error_reply(ours, me, peer, 4, 1, 40, unknown), {}});
         t.push_back({"never_answers_udp_to_a_group_with_an_error",
                      ethernet({dp::multicast_mac6(all_nodes.data()), peer_mac, 0}, ethertype_ipv6,
-                              ipv6_packet({peer, all_nodes, proto_udp}, pattern(40))),
-                     dp::drop_reason::ipv6_protocol_unsupported, {}, {}});
+                              ipv6_packet({peer, all_nodes, proto_udp}, udp6_datagram(peer, all_nodes, 40000, 9, pattern(32)))),
+                     dp::drop_reason::udp_port_closed, {}, {}});
         t.push_back({"never_answers_tcp_over_ipv6_with_an_error", from_peer6(ours, {peer, me, 6}, pattern(40)),
                      dp::drop_reason::ipv6_protocol_unsupported, {}, {}});
         // A big datagram is quoted up to the minimum MTU: 1,280 bytes with our headers.
-        const bytes big = ipv6_packet({peer, me, proto_udp}, pattern(1400));
+        const bytes big = ipv6_packet({peer, me, proto_udp}, udp6_datagram(peer, me, 40000, 9, pattern(1392)));
         t.push_back({"quotes_a_big_datagram_up_to_1280_bytes",
-                     ethernet({ours, peer_mac, 0}, ethertype_ipv6, big), dp::drop_reason::ipv6_protocol_unsupported,
+                     ethernet({ours, peer_mac, 0}, ethertype_ipv6, big), dp::drop_reason::udp_port_closed,
                      error_reply(ours, me, peer, 1, 4, 0, bytes(big.begin(), big.begin() + 1232)), {}});
     }
     t.push_back({"drops_a_datagram_for_another_address",
@@ -448,13 +467,14 @@ TEST(ipv6_errors, a_burst_of_datagrams_gets_at_most_the_burst_of_errors)
     harness h;
     ASSERT_TRUE(h.ok()) << h.error();
     const ip6 me = ipv6(our_ip6_text), peer = ipv6(peer_ip6_text);
-    const bytes frame = ethernet({h.our_mac(), peer_mac, 0}, ethertype_ipv6, ipv6_packet({peer, me, proto_udp}, pattern(40)));
+    const bytes frame = ethernet({h.our_mac(), peer_mac, 0}, ethertype_ipv6,
+                                 ipv6_packet({peer, me, proto_udp}, udp6_datagram(peer, me, 40000, 9, pattern(32))));
     for (int i = 0; i < 15; ++i) ASSERT_TRUE(h.receive(frame));
     h.poll();
     const auto v = h.counters();
     EXPECT_EQ(v.icmp6_errors_sent, 10u);
     EXPECT_EQ(v.icmp6_errors_suppressed, 5u);
-    EXPECT_EQ(v.drops[static_cast<std::size_t>(dp::drop_reason::ipv6_protocol_unsupported)], 15u);
+    EXPECT_EQ(v.drops[static_cast<std::size_t>(dp::drop_reason::udp_port_closed)], 15u);
     sent_frames sent = h.take_sent();
     EXPECT_EQ(sent.size(), 10u);
     for (auto* m : sent.mbufs) rte_pktmbuf_free(m);

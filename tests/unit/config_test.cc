@@ -568,17 +568,41 @@ INSTANTIATE_TEST_SUITE_P(
                  "ipv6.icmp_error_burst", "1..100000"},
         bad_case{"extension header limit too high", with_interface("[ipv6]\nmax_extension_headers = 33\n", good_address), 2,
                  "ipv6.max_extension_headers", "0..32"},
-        bad_case{"IPv6 trunk prefix", with_trunk("allow = [\"198.18.0.2\", \"2001:db8::/32\"]\n"), 8,
-                 "trunk[0].allow[1]", "IPv6 is not supported yet"},
-        bad_case{"IPv6 peer", with_region("peers = [ { address = \"[2001:db8::11]:5060\" } ]\n"), 11,
-                 "region[0].peers[0].address", "IPv6 is not supported yet"},
+        bad_case{"IPv6 trunk prefix with host bits", with_trunk("allow = [\"198.18.0.2\", \"2001:db8::1/32\"]\n"), 8,
+                 "trunk[0].allow[1]", "it has host bits set: did you mean \"2001:db8::/32\"?"},
+        bad_case{"IPv6 trunk prefix too long", with_trunk("allow = [\"2001:db8::/129\"]\n"), 8,
+                 "trunk[0].allow[0]", "prefix \"2001:db8::/N\" with N 0..128"},
+        bad_case{"IPv6 peer port 0", with_region("peers = [ { address = \"[2001:db8::11]:0\" } ]\n"), 11,
+                 "region[0].peers[0].address", "expected an IPv6 peer in brackets"},
         bad_case{"bare IPv6 peer", with_region("peers = [ { address = \"2001:db8::11\" } ]\n"), 11,
-                 "region[0].peers[0].address", "IPv6 is not supported yet"},
+                 "region[0].peers[0].address", "expected an IPv6 peer in brackets, \"[2001:db8::1]:PORT\""},
+        bad_case{"IPv4 in brackets", with_region("peers = [ { address = \"[198.18.0.11]:5060\" } ]\n"), 11,
+                 "region[0].peers[0].address", "or an IPv6 peer \"[2001:db8::1]:PORT\", got \"[198.18.0.11]:5060\""},
         bad_case{"IPv6 media address", with_interface("[media]\naddress = \"::1\"\n", good_address), 2,
                  "media.address", "IPv6 is not supported yet"},
         bad_case{"IPv6 DNS server", with_interface("[dns]\nservers = [\"2001:db8::53\"]\n", good_address), 2,
                  "dns.servers[0]", "IPv6 is not supported yet"}),
     bad_case_name);
+
+TEST(config, takes_ipv6_trunk_prefixes_and_ipv6_peers_in_brackets)
+{
+    auto r = parse_config(with_region("peers = [ { address = \"[2001:db8::11]:5070\" }, { address = \"[2001:db8::12]\" } ]\n"),
+                          "v6.toml");
+    ASSERT_TRUE(r.cfg) << (r.errors.empty() ? "" : r.errors[0].to_string());
+    const auto& peers = r.cfg->regions.at(0).peers;
+    ASSERT_EQ(peers.size(), 2u);
+    EXPECT_EQ(to_string(endpoint{peers[0].address, peers[0].port}), "[2001:db8::11]:5070");
+    EXPECT_EQ(peers[1].port, 5060) << "no port: 5060";
+
+    auto t = parse_config(with_trunk("allow = [\"198.18.0.0/15\", \"2001:db8:0:1::/64\", \"2001:db8::99\", \"::/0\"]\n"),
+                          "t.toml");
+    ASSERT_TRUE(t.cfg) << (t.errors.empty() ? "" : t.errors[0].to_string());
+    const auto& allow = t.cfg->trunks.at(0).allow;
+    ASSERT_EQ(allow.size(), 4u);
+    EXPECT_EQ(to_string(allow[1]), "2001:db8:0:1::/64");
+    EXPECT_EQ(to_string(allow[2]), "2001:db8::99/128") << "an address alone is its /128";
+    EXPECT_EQ(allow[3].len, 0) << "::/0 allows any IPv6 source";
+}
 
 TEST(config, takes_an_interface_ipv6_address_and_gateway_beside_its_ipv4_one)
 {
@@ -612,6 +636,7 @@ TEST(config, keeps_its_host_bits_suggestion_for_a_trunk_prefix)
     ASSERT_EQ(r.errors.size(), 1u);
     EXPECT_EQ(r.errors[0].to_string(),
               "bits.toml:8: trunk[0].allow[0]: expected an address \"A.B.C.D\" or a prefix \"A.B.C.D/N\" with N 0..32, "
+              "or an IPv6 address \"2001:db8::1\" or prefix \"2001:db8::/N\" with N 0..128, "
               "got \"198.18.0.7/24\"; it has host bits set: did you mean \"198.18.0.0/24\"?");
 }
 
