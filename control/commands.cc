@@ -58,11 +58,11 @@ constexpr std::array<command_info, command_count> table{{
     {command_id::deny, "deny", own, "list | add ADDRESS [--seconds N] [--reason TEXT] | remove ADDRESS",
      "the deny list of flood protection ([flood]): sources whose UDP SIP every worker drops before parsing. "
      "list shows each denied address with why (rate, malformed, scanner, operator), since and until when and "
-     "the seconds left; add denies ADDRESS for N seconds (default [flood] deny_s, 300) with TEXT as its note "
+     "the seconds left; add denies ADDRESS (IPv4, or an IPv6 address or /64: IPv6 sources are denied per /64) for N seconds (default [flood] deny_s, 300) with TEXT as its note "
      "(refused for a trusted source: a peer, or one a trunk with trusted = true allows); remove ends a denial "
      "at once. Workers report untrusted sources over their rate or sending malformed messages; the control "
      "core denies them for deny_s",
-     true, "\"action\": list|add|remove; add, remove: \"address\": A.B.C.D; add: \"seconds\": N, \"reason\": TEXT"},
+     true, "\"action\": list|add|remove; add, remove: \"address\": A.B.C.D, or an IPv6 address or /64 (its /64 is denied); add: \"seconds\": N, \"reason\": TEXT"},
     {command_id::capture, "capture", own, "start [--match FIELD:PATTERN]... [--max-mb N] [--seconds S] FILE | stop | status",
      "SIP capture to a pcap file that sbcd writes (tshark, Wireshark, sngrep read it): every SIP message over UDP "
      "in and out, as on the wire, or only those where any --match holds: FIELD callid, from, to (whole header "
