@@ -57,6 +57,20 @@ void walk_routes(const proxy_tables& t, const message& m, bool want_th, route_wa
     }
 }
 
+/// Our endpoint `local` (named by our Route, or the dialog's) moved to the address of its
+/// trunk in the family of `next`, when they differ: a request leaves on IPv6 from our IPv6
+/// address (a route set recorded once, by a peer on the same family, names one family only).
+endpoint family_local(const proxy_tables& t, endpoint local, const ip_address& next) noexcept
+{
+    if (local.addr.family() == next.family()) return local;
+    for (const trunk& tr : t.trunks)
+        if (tr.owns(local.addr) && !tr.address_for(next).is_unspecified()) {
+            local.addr = tr.address_for(next);
+            break;
+        }
+    return local;
+}
+
 }  // namespace
 
 bool call_core::forward_in_dialog(msg_ctx& c) noexcept
@@ -89,9 +103,9 @@ bool call_core::forward_in_dialog(msg_ctx& c) noexcept
     if (!to_caller_conn && !w.have_next &&
         (w.route_left || m.errors.has(error::bad_request_uri) || !parsed_uri_target(m.raw, m.ruri, next)))
         next = endpoint{};
-    if (!next.addr.is_v4()) {  // the dataplane sends IPv4 only (for now)
+    if (next.addr.family() == ip_family::none) {  // a host name: the fast path does no DNS
         stats_->add(proxy_counter::rejected);
-        respond(c, 404, "Not Found (next hop is not an IPv4 address)");
+        if (m.req_method != method::ack) respond(c, 404, "Not Found (next hop is not an address)");  // RFC 3261 17
         return true;
     }
     // Only where the peers or a dialog we hold say a request may go: else any trunk source
@@ -115,7 +129,7 @@ bool call_core::forward_in_dialog(msg_ctx& c) noexcept
     char branch[32];
     const uint64_t key = upstream_key(m, c.in.src);
     const std::size_t branch_len = write_stateless_branch(branch, key);
-    const endpoint local = leg_local(w.via_local, next);
+    const endpoint local = leg_local(family_local(t, w.via_local, next.addr), next);
     char via[max_via_size];
     // RFC 7339: overload control advertised toward peers only (whose feedback we honour).
     const std::size_t via_len = write_via(via, local, std::string_view(branch, branch_len), c.in.src,
@@ -193,9 +207,9 @@ bool call_core::forward_hidden(msg_ctx& c, const route_walk& w, uint32_t dl) noe
         next = de.caller;  // toward a caller on a stream: its connection (as forward_in_dialog)
         have_next = true;
     }
-    if (!have_next || !next.addr.is_v4()) {
+    if (!have_next || next.addr.family() == ip_family::none) {
         stats_->add(proxy_counter::rejected);
-        if (m.req_method != method::ack) respond(c, 404, "Not Found (next hop is not an IPv4 address)");
+        if (m.req_method != method::ack) respond(c, 404, "Not Found (next hop is not an address)");
         return true;
     }
     if (!t.is_peer_address(c.in.src.addr) && !t.is_peer_address(next.addr) && !de.party(next.addr)) {
@@ -209,7 +223,7 @@ bool call_core::forward_hidden(msg_ctx& c, const route_walk& w, uint32_t dl) noe
         via_local = from_caller ? de.callee_local : de.caller_local;
         if (via_local.port == 0) via_local = c.in.local;
     }
-    const endpoint local = leg_local(via_local, next);
+    const endpoint local = leg_local(family_local(t, via_local, next.addr), next);
     char branch[32];
     const uint64_t bkey = upstream_key(m, c.in.src);
     const std::string_view br(branch, write_stateless_branch(branch, bkey));
@@ -317,7 +331,7 @@ bool call_core::relay_by_via(msg_ctx& c) noexcept
     if (oc::stamp_relayed(*oc_, m, ocs, *stats_)) e.via_params = &ocs;
     const write_result r = edit_out(m, e, c.out, *d);
     if (!r.ok()) return true;
-    c.out.commit(leg_local(from, dst), dst, r.len);
+    c.out.commit(leg_local(family_local(c.t, from, dst.addr), dst), dst, r.len);
     stats_->add(proxy_counter::relayed_stateless);
     if (m.cseq_method == method::bye && m.status >= 200) dialog_end(call, cdr_end::bye_caller, c.now);
     return true;

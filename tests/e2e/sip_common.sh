@@ -371,3 +371,200 @@ while True:
     sys.stdout.write(d.decode('latin-1').replace('\r\n', '\n') + '----\n')
 PY
 }
+
+# ---- SIP over IPv6 (t_sip_ipv6*.sh) ---------------------------------------------------------
+# sip6_up: two sites, each on its own veth and its own sbcd interface, IPv6 on both (topo_site
+# turns it off; these hosts run it, addresses added with nodad):
+#   caller side: namespace "core", caller 198.18.0.2/24 and 2001:2:0:1::10/64; sbcd's
+#     interface "core" 198.18.0.1/24 and 2001:2:0:1::1/64, trunk "carrier" on UDP 5060;
+#   peer side: namespace "peers", region1's peers 2001:2:0:2::11 (priority 10) and ::12 (20)
+#     (and 198.18.2.11/24, .12/24); sbcd's interface "peers" 198.18.2.1/24 and
+#     2001:2:0:2::1/64, trunk "cloud" on UDP 5060, the trunk region1's calls leave from.
+# One peer group "cloud" = [region1], a default route. ICMPv6 from the peer host is not rate
+# limited (a closed port always answers port unreachable). Sets DIR, CFG, SOCK, HTTP,
+# SIP6_NS_CORE, SIP6_NS_PEERS, SIP6_CORE_IF, SIP6_PEERS_IF (sbcd's ends of the veths).
+# Knobs: SIP6_ALLOW (the entries of trunk "carrier"'s allow, default
+# '"198.18.0.2/32", "2001:2:0:1::/64"'), SIP6_EXTRA_CALLERS (more IPv6 addresses, /64, of the
+# caller host; not warmed), SIP_NO_RESPONSE_MS, SIP_RETRY_AFTER_S, SIP_PASSIVE_DOWN_AFTER,
+# SIP_WORKERS, SIP_DEVICE_EXTRA and SIP_EXTRA_CONFIG as for sip_up.
+# call6 and peer6 are call and peer over IPv6 (SIPp caller 2001:2:0:1::10, or SIP6_FROM, to
+# [2001:2:0:1::1]:5060 in the core namespace; SIPp callees in the peers namespace).
+SIP6_CORE=2001:2:0:1::1
+SIP6_EDGE=2001:2:0:2::1
+SIP6_CALLER=2001:2:0:1::10
+SIP6_PEERS=(2001:2:0:2::11 2001:2:0:2::12)
+
+# sip6_host NS IF CIDR...: IPv6 on in NS and on IF, the addresses added without DAD.
+sip6_host() {
+  local ns=$1 dev=$2 a; shift 2
+  ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=0
+  ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=0"
+  ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$dev.accept_ra=0" 2>/dev/null || true
+  for a in "$@"; do ip -n "$ns" addr add "$a" dev "$dev" nodad; done
+}
+
+# sip6_topology: the two sites of sip6_up, without sbcd.
+sip6_topology() {
+  local a extra=()
+  topo_site core 198.18.0.2/24 >/dev/null || fail "could not create the core site"
+  SIP6_CORE_IF=$TOPO_SITE_IF
+  SIP6_NS_CORE=$(topo_ns core)
+  topo_site peers 198.18.2.11/24 198.18.2.12/24 >/dev/null || fail "could not create the peers site"
+  SIP6_PEERS_IF=$TOPO_SITE_IF
+  SIP6_NS_PEERS=$(topo_ns peers)
+  for a in ${SIP6_EXTRA_CALLERS:-}; do extra+=("$a/64"); done
+  sip6_host "$SIP6_NS_CORE" "s${TOPO_ID}coreb" "$SIP6_CALLER/64" "${extra[@]}"
+  sip6_host "$SIP6_NS_PEERS" "s${TOPO_ID}peerb" "${SIP6_PEERS[0]}/64" "${SIP6_PEERS[1]}/64"
+  ip netns exec "$SIP6_NS_PEERS" sysctl -qw net.ipv6.icmp.ratelimit=0
+  local ns
+  for ns in "$SIP6_NS_CORE" "$SIP6_NS_PEERS"; do
+    ip netns exec "$ns" sysctl -qw net.core.rmem_max=8388608 net.core.wmem_max=8388608 2>/dev/null || true
+  done
+}
+
+# sip6_write_config FILE
+sip6_write_config() {
+  local allow=${SIP6_ALLOW:-'"198.18.0.2/32", "2001:2:0:1::/64"'}
+  cat >"$1" <<CONF
+$(sbc_conf_head "e2e-sip6-${TOPO_ID}" "${SIP_WORKERS:-1}" "$SOCK" "$HTTP")
+
+[[interface]]
+name = "core"
+device = "net_af_packet${TOPO_ID}0,iface=${SIP6_CORE_IF}${SIP_DEVICE_EXTRA:-}"
+address = "198.18.0.1/24"
+address6 = "$SIP6_CORE/64"
+
+[[interface]]
+name = "peers"
+device = "net_af_packet${TOPO_ID}1,iface=${SIP6_PEERS_IF}${SIP_DEVICE_EXTRA:-}"
+address = "198.18.2.1/24"
+address6 = "$SIP6_EDGE/64"
+
+[[trunk]]
+name = "carrier"
+interface = "core"
+port = 5060
+allow = [$allow]
+
+[[trunk]]
+name = "cloud"
+interface = "peers"
+port = 5060
+allow = ["198.18.2.0/24", "2001:2:0:2::/64"]
+
+[[region]]
+name = "region1"
+trunk = "cloud"
+peers = [ { address = "[${SIP6_PEERS[0]}]:5060", priority = 10 },
+          { address = "[${SIP6_PEERS[1]}]:5060", priority = 20 } ]
+probe = "none"
+
+[[peer_group]]
+name = "cloud"
+regions = ["region1"]
+
+[[route]]
+name = "default"
+peer_group = "cloud"
+
+[retry]
+no_response_ms = ${SIP_NO_RESPONSE_MS:-1000}
+retry_after_s = ${SIP_RETRY_AFTER_S:-30}
+
+[health]
+passive_down_after = ${SIP_PASSIVE_DOWN_AFTER:-100}
+CONF
+  if [ -n "${SIP_EXTRA_CONFIG:-}" ]; then printf '\n%s\n' "$SIP_EXTRA_CONFIG" >>"$1"; fi
+}
+
+# sip6_up: sip6_topology, the config, sbcd; then sbcd has answered an OPTIONS over IPv6 from
+# the caller and from both peers (so it has resolved their MACs by Neighbor Discovery).
+sip6_up() {
+  sip6_topology
+  DIR=$(topo_dir)
+  SOCK=$DIR/sbcd.sock
+  HTTP=127.0.0.1:$(topo_free_port)
+  CFG=$DIR/sbc.toml
+  sip6_write_config "$CFG"
+  sbcd_start "$BUILD" "$CFG" "$DIR/sbcd.log" || fail "sbcd did not start with the IPv6 config (log above)"
+  sip6_warm "$SIP6_NS_CORE" "$SIP6_CORE" "$SIP6_CALLER" ||
+    fail "sbcd did not answer OPTIONS over IPv6 from the caller $SIP6_CALLER to [$SIP6_CORE]:5060 within 3 s"
+  sip6_warm "$SIP6_NS_PEERS" "$SIP6_EDGE" "${SIP6_PEERS[@]}" ||
+    fail "sbcd did not answer OPTIONS over IPv6 from the peers to [$SIP6_EDGE]:5060 within 3 s"
+}
+
+# sip6_warm NS DST ADDR...: from each ADDR (port 5071) in NS, OPTIONS to [DST]:5060, resent
+# every 200 ms (at most 15 times) until answered. Fails if one never is.
+sip6_warm() {
+  local ns=$1; shift
+  ip netns exec "$ns" python3 - "$@" <<'PY'
+import socket, sys
+dst, addrs = sys.argv[1], sys.argv[2:]
+bad = []
+for a in addrs:
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    s.bind((a, 5071)); s.settimeout(0.2)
+    ok = False
+    for i in range(15):
+        m = ("OPTIONS sip:[%s]:5060 SIP/2.0\r\nVia: SIP/2.0/UDP [%s]:5071;branch=z9hG4bK-warm6-%d\r\n"
+             "From: <sip:warm@[%s]:5071>;tag=w%d\r\nTo: <sip:[%s]:5060>\r\nCall-ID: warm6-%d-%s\r\n"
+             "CSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\nContent-Length: 0\r\n\r\n") % (dst, a, i, a, i, dst, i, a)
+        s.sendto(m.encode(), (dst, 5060))
+        try:
+            s.recvfrom(65535); ok = True; break
+        except (socket.timeout, ConnectionRefusedError):
+            pass
+    s.close()
+    if not ok: bad.append(a)
+if bad:
+    print("no answer to OPTIONS over IPv6 from " + " ".join(bad), file=sys.stderr); sys.exit(1)
+PY
+}
+
+# call6 NAME CALLS [SCENARIO] [SIPP_ARGS...]: call over IPv6 from SIP6_FROM (default the
+# caller 2001:2:0:1::10) to sbcd's [2001:2:0:1::1]:5060.
+call6() {
+  local SIPP_NS_HOSTS=$SIP6_NS_CORE SIPP_PROXY_ADDR="[$SIP6_CORE]" SIPP_CALLER=${SIP6_FROM:-$SIP6_CALLER}
+  call "$@"
+}
+
+# peer6 ADDR SCENARIO [MAX_S]: peer (a SIPp callee with -trace_msg in $DIR/peer-ADDR) on an
+# IPv6 address of the peers namespace. Sets SIPP_PID.
+peer6() {
+  local SIPP_NS_HOSTS=$SIP6_NS_PEERS
+  peer "$@" || fail "SIPp callee on [$1]:5060 did not start"
+}
+
+# udp6_exchange SRC_IP FILE [WAIT_S]: udp_exchange over IPv6: FILE as one datagram from
+# [SRC_IP]:5070 in the core namespace to [2001:2:0:1::1]:5060, prints what comes back.
+udp6_exchange() {
+  ip netns exec "$SIP6_NS_CORE" python3 - "$1" "$2" "${3:-2}" "$SIP6_CORE" <<'PY'
+import socket, sys, time
+src, path, wait, dst = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+data = open(path, 'rb').read().replace(b'\r\n', b'\n').replace(b'\n', b'\r\n')
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.bind((src, 5070))
+s.sendto(data, (dst, 5060))
+end = time.time() + wait
+while True:
+    left = end - time.time()
+    if left <= 0: break
+    s.settimeout(left)
+    try:
+        d, _ = s.recvfrom(65535)
+    except socket.timeout:
+        break
+    except ConnectionRefusedError:
+        continue
+    sys.stdout.write(d.decode('latin-1').replace('\r\n', '\n') + '----\n')
+PY
+}
+
+# call_trouble DIR: on stderr, why SIPp in DIR failed calls (the first events of its error
+# log: the unexpected message it got, first line and headers) and the end of sbcd.log.
+call_trouble() {
+  local f
+  for f in "$1"/*_errors.log; do [ -f "$f" ] && { echo "== $f" >&2; head -n 12 "$f" >&2; }; done
+  [ -f "${DIR:-}/sbcd.log" ] && { echo "== sbcd.log" >&2; tail -n 15 "$DIR/sbcd.log" >&2; }
+  return 0
+}
