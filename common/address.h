@@ -140,6 +140,11 @@ constexpr std::size_t transport_count = 3;
 /// Whether messages on `t` are framed by Content-Length on a stream (TCP, TLS).
 [[nodiscard]] constexpr bool is_stream(transport t) noexcept { return t != transport::udp; }
 
+/// Which families a name resolves to (a region's address_family, RFC 3263 4.2): IPv4 only
+/// (A), IPv6 only (AAAA), or both, each SRV target taking the preferred family's addresses
+/// when it has any and the other's otherwise.
+enum class family_choice : uint8_t { ipv4, ipv6, prefer_ipv6, prefer_ipv4 };
+
 /// A stream connection's id (0: none, a datagram transport).
 using connection_id = uint32_t;
 

@@ -152,6 +152,8 @@ struct region_config {
     std::string name;
     std::string srv;                   ///< "_sip._udp.x", "_sip._tcp.x", "_sip._tls.x": peers come from DNS (control/dns.h); "" when `peers` is given
     transport srv_proto = transport::udp;  ///< the transport `srv` names (its peers use it)
+    /// address_family: the families the SRV targets resolve to (A, AAAA or both).
+    family_choice family = family_choice::ipv4;
     std::vector<peer_config> peers;    ///< static list, in file order
     probe_mode probe = probe_mode::options;
     std::string trunk;                 ///< trunk calls to its peers leave from; "": chosen by address (docs/config.md)

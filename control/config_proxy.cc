@@ -270,6 +270,12 @@ void read_region(loader& l, const toml::table& t, const std::string& prefix, std
                     "expected a DNS SRV name \"_sip._udp.<domain>\", \"_sip._tcp.<domain>\" or \"_sip._tls.<domain>\" "
                     "such as \"_sip._udp.pstn.example.net\", got " + quoted(rc.srv));
     }
+    constexpr std::array<std::string_view, 4> families{"ipv4", "ipv6", "prefer_ipv6", "prefer_ipv4"};
+    r.get_choice("address_family", families, rc.family);
+    if (const toml::node* fn = t.get("address_family"); fn && rc.srv.empty())
+        l.error(line_of(*fn), r.key("address_family"),
+                "expected only with srv (it says which records the SRV targets resolve to: A, AAAA or both); "
+                "a static peer's address says its family");
     read_dns_name(l, r, "fqdn", rc.fqdn);
     read_region_admission(l, r, rc.peer_max_calls);  // config_admission.cc
     read_rules(l, r, rc.rules);  // [[region.rule]] (config_rules.cc)

@@ -550,7 +550,7 @@ void control_loop::fill_sip(stats_report& r) const
         pr.response_samples = timers_.of(p.id).samples;
         pr.oc_reduction = oc_.of(p.id).reduction;
         pr.oc_left_ms = oc_.left_ms(p.id, now_ms());
-        pr.source = dns_.source_of(cfg_, p.region, p.address.v4_host(), p.port);
+        pr.source = dns_.source_of(cfg_, p.region, p.address, p.port);
         pr.max_calls = p.max_calls;
         for (const auto& w : rt_.workers) {
             if (!w->proxy) continue;

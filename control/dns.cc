@@ -194,8 +194,10 @@ bool dns_regions::prepare(const config& c, std::string& error)
     }
     resolver_->set_policy(policy_of(c.dns));
     for (const auto& r : c.regions) {
-        if (r.srv.empty() || resolver_->peers(r.srv) != nullptr) continue;
-        resolver_->add(r.srv);
+        if (r.srv.empty()) continue;
+        const bool known = resolver_->peers(r.srv) != nullptr;
+        resolver_->add(r.srv, r.family);  // a reload may change the family (from the next refresh)
+        if (known) continue;
         log_("dns: region " + r.name + ": peers from " + r.srv +
              "; none until it answers (its calls go to the next region of their group, or get 503)");
     }
@@ -212,7 +214,7 @@ std::vector<learned_region> dns_regions::peers_for(const config& c) const
         learned_region& lr = out[ri];
         if (const auto* peers = resolver_->peers(rc.srv))
             for (const auto& p : *peers)
-                lr.current.push_back(srv_peer(rc, ip_address::v4(p.address), p.port, p.priority, p.weight, p.target));
+                lr.current.push_back(srv_peer(rc, p.address, p.port, p.priority, p.weight, p.target));
         // What was published before and is gone from DNS now stays while it has calls.
         auto it = published_.find(rc.name);
         if (it == published_.end()) continue;
@@ -272,7 +274,7 @@ dns_report dns_regions::report(const config& c, uint64_t now_ms) const
     return r;
 }
 
-std::string dns_regions::source_of(const config& c, uint16_t region, uint32_t address, uint16_t port) const
+std::string dns_regions::source_of(const config& c, uint16_t region, const ip_address& address, uint16_t port) const
 {
     if (region >= c.regions.size() || c.regions[region].srv.empty()) return {};
     const region_config& rc = c.regions[region];

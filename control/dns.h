@@ -74,7 +74,7 @@ public:
     [[nodiscard]] dns_report report(const config& c, uint64_t now_ms) const;
     /// "SRV-NAME TARGET" for a learned peer, "SRV-NAME (gone from DNS)" for a retired one,
     /// "" for a static one.
-    [[nodiscard]] std::string source_of(const config& c, uint16_t region, uint32_t address, uint16_t port) const;
+    [[nodiscard]] std::string source_of(const config& c, uint16_t region, const ip_address& address, uint16_t port) const;
 
 private:
     log_fn log_;

@@ -25,6 +25,13 @@ public:
         pos_ += 4;
         return v;
     }
+    /// 16 bytes (an AAAA's rdata) as an IPv6 address.
+    ip_address v6()
+    {
+        const ip_address a = ip_address::v6(std::span<const uint8_t, 16>(m_.data() + pos_, 16));
+        pos_ += 16;
+        return a;
+    }
     [[nodiscard]] std::size_t pos() const { return pos_; }
     void seek(std::size_t p) { pos_ = p; }
 
@@ -134,7 +141,13 @@ std::optional<answer> parse_answer(std::span<const uint8_t> msg, std::string& er
                 error = where + ": A record with " + std::to_string(rdlen) + " bytes of rdata, expected 4";
                 return std::nullopt;
             }
-            a.a.push_back({name, r.u32(), ttl});
+            a.a.push_back({name, ip_address::v4(r.u32()), ttl});
+        } else if (type == type_aaaa) {
+            if (rdlen != 16) {
+                error = where + ": AAAA record with " + std::to_string(rdlen) + " bytes of rdata, expected 16";
+                return std::nullopt;
+            }
+            a.a.push_back({name, r.v6(), ttl});
         } else if (type == type_srv) {
             if (rdlen < 7) {
                 error = where + ": SRV record with " + std::to_string(rdlen) + " bytes of rdata, expected at least 7";

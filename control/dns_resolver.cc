@@ -13,12 +13,12 @@ namespace sbc::control::dns {
 std::vector<learned_peer> peers_of(const std::vector<target>& targets)
 {
     std::vector<learned_peer> out;
-    std::set<std::pair<uint32_t, uint16_t>> seen;
+    std::set<std::pair<ip_address, uint16_t>> seen;
     for (const auto& t : targets) {
         const auto n = static_cast<uint32_t>(t.addresses.size());
         if (n == 0) continue;
         const auto share = static_cast<uint16_t>(t.weight == 0 ? 0 : (t.weight + n - 1) / n);
-        for (uint32_t a : t.addresses) {
+        for (const ip_address& a : t.addresses) {
             if (!seen.emplace(a, t.port).second) continue;
             out.push_back({a, t.port, t.priority, share, t.host});
         }
@@ -52,7 +52,7 @@ std::string describe(const std::vector<learned_peer>& peers)
 {
     if (peers.empty()) return "none";
     std::string s;
-    for (const auto& p : peers) s += (s.empty() ? "" : " ") + to_string(sbc::endpoint::udp4(p.address, p.port));
+    for (const auto& p : peers) s += (s.empty() ? "" : " ") + to_string(sbc::endpoint{p.address, p.port});
     return s;
 }
 
@@ -83,12 +83,16 @@ srv_resolver::srv_resolver(transport& t, policy p, log_fn log) : transport_(t), 
 
 srv_resolver::~srv_resolver() = default;
 
-void srv_resolver::add(std::string_view srv)
+void srv_resolver::add(std::string_view srv, family_choice family)
 {
     const std::string key = normalize_name(srv);
-    if (names_.count(key) != 0) return;
+    if (auto it = names_.find(key); it != names_.end()) {
+        it->second.family = family;
+        return;
+    }
     name_state n;
     n.srv = key;
+    n.family = family;
     names_.emplace(key, std::move(n));
 }
 
@@ -172,7 +176,7 @@ void srv_resolver::on_srv(const std::string& srv, uint64_t serial, const query_r
     for (const auto& s : r.ans.srv) {
         if (s.target.empty()) continue;  // "." : the service is decidedly not offered there
         n->pending_ttl = std::min(n->pending_ttl, s.ttl);
-        targets.push_back({s.target, s.priority, s.weight, s.port, {}});
+        targets.push_back({s.target, s.priority, s.weight, s.port, {}, {}, {}, {}});
     }
     if (targets.empty()) return fail(*n, r.ans.srv.empty() ? "no SRV records" : "SRV target \".\" only");
     n->pending_ttl = std::min(n->pending_ttl, r.ans.cname_ttl);
@@ -182,49 +186,81 @@ void srv_resolver::on_srv(const std::string& srv, uint64_t serial, const query_r
         return a.weight > b.weight;
     });
     n->pending = std::move(targets);
-    n->a_outstanding = n->pending.size();
+    // One query per target and family: A, AAAA, or both (family_choice).
+    const bool want4 = n->family != family_choice::ipv6, want6 = n->family != family_choice::ipv4;
+    n->a_outstanding = n->pending.size() * ((want4 ? 1 : 0) + (want6 ? 1 : 0));
     const uint64_t my_serial = n->serial;
     std::weak_ptr<int> alive = alive_;
     // Copy the hosts first: a transport may answer from inside query().
     std::vector<std::string> hosts;
     for (const auto& t : n->pending) hosts.push_back(t.host);
     for (std::size_t i = 0; i < hosts.size(); ++i) {
-        ++n->queries;
-        transport_.query(hosts[i], type_a, [this, alive, srv, my_serial, i](query_result ar) {
-            if (!alive.expired()) on_a(srv, my_serial, i, ar);
-        });
-        n = find(srv, my_serial);
-        if (n == nullptr) return;  // finished (every answer came at once)
+        for (const uint16_t type : {type_a, type_aaaa}) {
+            if ((type == type_a && !want4) || (type == type_aaaa && !want6)) continue;
+            ++n->queries;
+            transport_.query(hosts[i], type, [this, alive, srv, my_serial, i, type](query_result ar) {
+                if (!alive.expired()) on_a(srv, my_serial, i, type, ar);
+            });
+            n = find(srv, my_serial);
+            if (n == nullptr) return;  // finished (every answer came at once)
+        }
     }
 }
 
-void srv_resolver::on_a(const std::string& srv, uint64_t serial, std::size_t index, const query_result& r)
+namespace {
+
+/// The addresses a target takes once its lookups are in: the family chosen, or for a
+/// preference the preferred family's when it has any, else the other's.
+std::vector<ip_address> chosen(const target& t, family_choice f)
+{
+    switch (f) {
+    case family_choice::ipv4: return t.v4;
+    case family_choice::ipv6: return t.v6;
+    case family_choice::prefer_ipv6: return t.v6.empty() ? t.v4 : t.v6;
+    case family_choice::prefer_ipv4: return t.v4.empty() ? t.v6 : t.v4;
+    }
+    return {};
+}
+
+}  // namespace
+
+void srv_resolver::on_a(const std::string& srv, uint64_t serial, std::size_t index, uint16_t type,
+                        const query_result& r)
 {
     name_state* n = find(srv, serial);
     if (n == nullptr || index >= n->pending.size()) return;
     target& t = n->pending[index];
+    const char* rr = type == type_a ? "A" : "AAAA";
     std::string why;
     if (!r.ok) why = r.error.empty() ? "no answer" : r.error;
     else if (r.ans.rcode != 0) why = rcode_text(r.ans.rcode);
-    else if (r.ans.a.empty()) why = "no A record";
+    std::vector<ip_address>& got = type == type_a ? t.v4 : t.v6;
     if (why.empty()) {
         for (const auto& a : r.ans.a) {
-            t.addresses.push_back(a.address);
+            if (a.address.is_v6() != (type == type_aaaa)) continue;  // only what was asked
+            got.push_back(a.address);
             n->pending_ttl = std::min(n->pending_ttl, a.ttl);
         }
-        n->pending_ttl = std::min(n->pending_ttl, r.ans.cname_ttl);
-        std::sort(t.addresses.begin(), t.addresses.end());
-        t.addresses.erase(std::unique(t.addresses.begin(), t.addresses.end()), t.addresses.end());
-    } else {
-        if (n->pending_error.empty()) n->pending_error = "A " + t.host + ": " + why;
-        // Keep what the last good answer said about this host (serve stale, per target).
+        if (!got.empty()) n->pending_ttl = std::min(n->pending_ttl, r.ans.cname_ttl);
+        else why = std::string("no ") + rr + " record";
+    }
+    if (!why.empty() && t.error.empty()) t.error = std::string(rr) + " " + t.host + ": " + why;
+    if (--n->a_outstanding != 0) return;
+    // Every lookup is in: each target takes its addresses, or on failure keeps what the last
+    // good answer said about it (serve stale, per target).
+    for (target& p : n->pending) {
+        p.addresses = chosen(p, n->family);
+        std::sort(p.addresses.begin(), p.addresses.end());
+        p.addresses.erase(std::unique(p.addresses.begin(), p.addresses.end()), p.addresses.end());
+        if (!p.addresses.empty()) continue;
+        if (n->pending_error.empty()) n->pending_error = p.error;
         for (const auto& old : n->targets)
-            if (old.host == t.host && !old.addresses.empty()) {
-                t.addresses = old.addresses;
+            if (old.host == p.host && !old.addresses.empty()) {
+                p.addresses = old.addresses;
                 break;
             }
     }
-    if (--n->a_outstanding == 0) finish(*n);
+    finish(*n);
 }
 
 void srv_resolver::finish(name_state& n)

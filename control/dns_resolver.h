@@ -43,12 +43,15 @@ struct target {
     uint16_t priority = 0;
     uint16_t weight = 0;
     uint16_t port = 0;
-    std::vector<uint32_t> addresses;  ///< host order, sorted
+    std::vector<ip_address> addresses;  ///< of the family the name's family_choice picked, sorted
+    // While a refresh is under way: what its A and AAAA answers said.
+    std::vector<ip_address> v4, v6;
+    std::string error;  ///< the first failed lookup of this target ("" when one answered)
 };
 
 /// A peer learned from DNS: one address and port of one target.
 struct learned_peer {
-    uint32_t address = 0;
+    ip_address address;
     uint16_t port = 0;
     uint16_t priority = 0;
     uint16_t weight = 0;
@@ -96,8 +99,10 @@ public:
     srv_resolver& operator=(const srv_resolver&) = delete;
 
     void set_policy(const policy& p) { policy_ = p; }
-    /// Makes `srv` (normalized) known; its first query goes out at the next tick.
-    void add(std::string_view srv);
+    /// Makes `srv` (normalized) known, its targets resolved to the families `family` names
+    /// (a name already known takes the new choice from its next refresh); its first query goes
+    /// out at the next tick.
+    void add(std::string_view srv, family_choice family = family_choice::ipv4);
     /// Forgets every name not in `keep` (normalized); their answers in flight are ignored.
     void retain(const std::vector<std::string>& keep);
 
@@ -114,6 +119,7 @@ public:
 private:
     struct name_state {
         std::string srv;
+        family_choice family = family_choice::ipv4;
         // The answer in use.
         bool have_answer = false;
         std::vector<target> targets;
@@ -140,7 +146,7 @@ private:
 
     void start(name_state& n);
     void on_srv(const std::string& srv, uint64_t serial, const query_result& r);
-    void on_a(const std::string& srv, uint64_t serial, std::size_t index, const query_result& r);
+    void on_a(const std::string& srv, uint64_t serial, std::size_t index, uint16_t type, const query_result& r);
     void finish(name_state& n);
     void fail(name_state& n, const std::string& why);
     void set_peers(name_state& n, std::vector<learned_peer> peers);

@@ -204,6 +204,19 @@ bool add_regions(const config& cfg, const std::vector<dataplane::interface_info>
             return pa.weight > pb.weight;
         });
         const int region_trunk = rc.trunk.empty() ? -1 : index_by_name(cfg.trunks, rc.trunk);
+        // DNS may give an SRV region IPv6 peers: it needs a trunk with an IPv6 address to reach them.
+        if (!rc.srv.empty() && rc.family != family_choice::ipv4) {
+            const bool v6 = region_trunk >= 0
+                                ? !t.trunks[static_cast<std::size_t>(region_trunk)].address6.is_unspecified()
+                                : std::any_of(t.trunks.begin(), t.trunks.end(),
+                                              [](const sip::trunk& tr) { return !tr.address6.is_unspecified(); });
+            if (!v6) {
+                error = where(cfg, rc.line) + "region " + rc.name + ": address_family takes IPv6 peers from " + rc.srv +
+                        ", but " + (region_trunk >= 0 ? "trunk " + rc.trunk + "'s interface has" : std::string("no trunk's interface has")) +
+                        " no address6 to reach them from; give the interface address6 = \"…/64\" or keep address_family = \"ipv4\"";
+                return false;
+            }
+        }
         sip::region reg;
         reg.name = rc.name;
         reg.fqdn = rc.fqdn;

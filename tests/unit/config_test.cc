@@ -576,6 +576,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "region[0].peers[0].address", "expected an IPv6 peer in brackets"},
         bad_case{"bare IPv6 peer", with_region("peers = [ { address = \"2001:db8::11\" } ]\n"), 11,
                  "region[0].peers[0].address", "expected an IPv6 peer in brackets, \"[2001:db8::1]:PORT\""},
+        bad_case{"address_family of a static region",
+                 with_region("address_family = \"ipv6\"\npeers = [ { address = \"[2001:db8::11]\" } ]\n"), 11,
+                 "region[0].address_family", "expected only with srv"},
+        bad_case{"unknown address_family", with_region("srv = \"_sip._udp.x.net\"\naddress_family = \"ipv5\"\n"), 12,
+                 "region[0].address_family", "expected \"ipv4\", \"ipv6\", \"prefer_ipv6\" or \"prefer_ipv4\", got \"ipv5\""},
         bad_case{"IPv4 in brackets", with_region("peers = [ { address = \"[198.18.0.11]:5060\" } ]\n"), 11,
                  "region[0].peers[0].address", "or an IPv6 peer \"[2001:db8::1]:PORT\", got \"[198.18.0.11]:5060\""},
         bad_case{"IPv6 media address", with_interface("[media]\naddress = \"::1\"\n", good_address), 2,
@@ -583,6 +588,16 @@ INSTANTIATE_TEST_SUITE_P(
         bad_case{"IPv6 DNS server", with_interface("[dns]\nservers = [\"2001:db8::53\"]\n", good_address), 2,
                  "dns.servers[0]", "IPv6 is not supported yet"}),
     bad_case_name);
+
+TEST(config, an_srv_region_chooses_the_families_its_targets_resolve_to)
+{
+    auto r = parse_config(with_region("srv = \"_sip._udp.x.net\"\naddress_family = \"prefer_ipv6\"\n"), "f.toml");
+    ASSERT_TRUE(r.cfg) << (r.errors.empty() ? "" : r.errors[0].to_string());
+    EXPECT_EQ(r.cfg->regions.at(0).family, family_choice::prefer_ipv6);
+    auto d = parse_config(with_region("srv = \"_sip._udp.x.net\"\n"), "d.toml");
+    ASSERT_TRUE(d.cfg);
+    EXPECT_EQ(d.cfg->regions.at(0).family, family_choice::ipv4) << "A records only, as before";
+}
 
 TEST(config, takes_ipv6_trunk_prefixes_and_ipv6_peers_in_brackets)
 {

@@ -64,19 +64,32 @@ void srv_rr(wire& w, uint32_t ttl, uint16_t prio, uint16_t weight, uint16_t port
     w.b.insert(w.b.end(), rd.b.begin(), rd.b.end());
 }
 
-void a_rr(wire& w, uint32_t ttl, uint32_t addr)
+void a_rr(wire& w, uint32_t ttl, sbc::ip_address addr)
 {
     w.pointer(12);
     w.u16(type_a);
     w.u16(class_in);
     w.u32(ttl);
     w.u16(4);
-    w.u32(addr);
+    w.u32(addr.v4_host());
 }
 
-constexpr uint32_t ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+constexpr sbc::ip_address ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
-    return (uint32_t{a} << 24) | (uint32_t{b} << 16) | (uint32_t{c} << 8) | d;
+    return sbc::ip_address::v4((uint32_t{a} << 24) | (uint32_t{b} << 16) | (uint32_t{c} << 8) | d);
+}
+sbc::ip_address ip6(const char* text) { return *sbc::parse_address(text); }
+
+/// An SRV target with its addresses (the refresh's working fields empty).
+target tgt(const char* host, uint16_t prio, uint16_t weight, uint16_t port, std::vector<sbc::ip_address> addrs)
+{
+    target t;
+    t.host = host;
+    t.priority = prio;
+    t.weight = weight;
+    t.port = port;
+    t.addresses = std::move(addrs);
+    return t;
 }
 
 TEST(dns_answer, reads_srv_records_with_their_ttls_which_c_ares_1_18_does_not_give)
@@ -127,6 +140,26 @@ TEST(dns_answer, a_ttl_with_the_top_bit_set_reads_as_zero)
     auto a = parse_answer(w.b, err);
     ASSERT_TRUE(a) << err;
     EXPECT_EQ(a->a[0].ttl, 0u);
+}
+
+TEST(dns_answer, reads_aaaa_records_as_ipv6_addresses_and_refuses_a_short_one)
+{
+    wire w = response("a.test", type_aaaa, 1);
+    w.pointer(12);
+    w.u16(type_aaaa), w.u16(class_in), w.u32(30), w.u16(16);
+    for (uint8_t b : ip6("2001:db8::11").v6_bytes()) w.b.push_back(b);
+    std::string err;
+    auto a = parse_answer(w.b, err);
+    ASSERT_TRUE(a) << err;
+    ASSERT_EQ(a->a.size(), 1u);
+    EXPECT_EQ(a->a[0].address, ip6("2001:db8::11"));
+    EXPECT_EQ(a->a[0].ttl, 30u);
+
+    wire bad = response("a.test", type_aaaa, 1);
+    bad.pointer(12);
+    bad.u16(type_aaaa), bad.u16(class_in), bad.u32(30), bad.u16(4), bad.u32(1);
+    EXPECT_FALSE(parse_answer(bad.b, err));
+    EXPECT_NE(err.find("AAAA record with 4 bytes of rdata, expected 16"), std::string::npos) << err;
 }
 
 TEST(dns_answer, nxdomain_is_an_answer_with_its_rcode)
@@ -183,10 +216,10 @@ TEST(dns_answer, malformed_responses_are_refused_with_the_reason)
 TEST(dns_peers, one_peer_per_address_and_port_weights_shared_by_a_targets_addresses)
 {
     const std::vector<target> t{
-        {"a.test", 10, 60, 5060, {ip(198, 18, 1, 12), ip(198, 18, 1, 11)}},
-        {"b.test", 10, 0, 5060, {ip(198, 18, 1, 13)}},
-        {"c.test", 20, 5, 5060, {ip(198, 18, 1, 11)}},  // same address:port as a.test: a.test wins
-        {"d.test", 20, 5, 5070, {}},                    // no address: no peer
+        tgt("a.test", 10, 60, 5060, {ip(198, 18, 1, 12), ip(198, 18, 1, 11)}),
+        tgt("b.test", 10, 0, 5060, {ip(198, 18, 1, 13)}),
+        tgt("c.test", 20, 5, 5060, {ip(198, 18, 1, 11)}),  // same address:port as a.test: a.test wins
+        tgt("d.test", 20, 5, 5070, {}),                    // no address: no peer
     };
     const auto p = peers_of(t);
     ASSERT_EQ(p.size(), 3u);
@@ -197,20 +230,20 @@ TEST(dns_peers, one_peer_per_address_and_port_weights_shared_by_a_targets_addres
 
 TEST(dns_peers, a_weight_shared_by_more_addresses_than_itself_never_becomes_zero)
 {
-    const auto p = peers_of({{"a.test", 1, 1, 5060, {1, 2, 3}}});
+    const auto p = peers_of({tgt("a.test", 1, 1, 5060, {ip(0, 0, 0, 1), ip(0, 0, 0, 2), ip(0, 0, 0, 3)})});
     ASSERT_EQ(p.size(), 3u);
     for (const auto& x : p) EXPECT_EQ(x.weight, 1);
 }
 
 TEST(dns_peers, diff_tells_added_removed_and_changed_peers)
 {
-    const std::vector<learned_peer> before{{1, 5060, 10, 50, "a"}, {2, 5060, 10, 50, "b"}, {3, 5060, 10, 50, "c"}};
-    const std::vector<learned_peer> after{{1, 5060, 10, 50, "a"}, {3, 5060, 20, 50, "c"}, {4, 5060, 10, 50, "d"}};
+    const std::vector<learned_peer> before{{ip(0, 0, 0, 1), 5060, 10, 50, "a"}, {ip(0, 0, 0, 2), 5060, 10, 50, "b"}, {ip(0, 0, 0, 3), 5060, 10, 50, "c"}};
+    const std::vector<learned_peer> after{{ip(0, 0, 0, 1), 5060, 10, 50, "a"}, {ip(0, 0, 0, 3), 5060, 20, 50, "c"}, {ip(0, 0, 0, 4), 5060, 10, 50, "d"}};
     const auto d = diff(before, after);
     ASSERT_EQ(d.added.size(), 1u);
-    EXPECT_EQ(d.added[0].address, 4u);
+    EXPECT_EQ(d.added[0].address, ip(0, 0, 0, 4));
     ASSERT_EQ(d.removed.size(), 1u);
-    EXPECT_EQ(d.removed[0].address, 2u);
+    EXPECT_EQ(d.removed[0].address, ip(0, 0, 0, 2));
     ASSERT_EQ(d.changed.size(), 1u);
     EXPECT_EQ(d.changed[0].priority, 20);
     EXPECT_TRUE(diff(after, after).empty());
@@ -239,7 +272,7 @@ public:
         uint32_t ttl;
     };
     std::map<std::string, std::vector<srv_entry>> srv;
-    std::map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> a;  // name -> (address, ttl)
+    std::map<std::string, std::vector<std::pair<sbc::ip_address, uint32_t>>> a;  // name -> (address, ttl), A and AAAA
     bool down = false;
     std::vector<std::string> down_names;  // these time out even when the rest answers
     std::vector<std::string> asked;
@@ -264,11 +297,13 @@ public:
                 else
                     for (const auto& e : it->second) r.ans.srv.push_back({e.target, e.prio, e.weight, e.port, e.ttl});
             } else {
+                // A known name answers NOERROR with the records of the family asked (maybe none).
                 r.ok = true;
                 auto it = a.find(q.name);
                 if (it == a.end()) r.ans.rcode = 3;
                 else
-                    for (const auto& [addr, ttl] : it->second) r.ans.a.push_back({q.name, addr, ttl});
+                    for (const auto& [addr, ttl] : it->second)
+                        if (addr.is_v6() == (q.type == type_aaaa)) r.ans.a.push_back({q.name, addr, ttl});
             }
             q.done(std::move(r));
         }
@@ -328,6 +363,52 @@ TEST_F(srv_resolver_with_fake_dns, an_srv_name_has_no_peers_until_its_first_answ
     EXPECT_EQ(st.queries, 3u);  // SRV + 2 A
     EXPECT_EQ(st.ttl_s, 4u);
     EXPECT_EQ(r->peers("_SIP._udp.Region1.test."), r->peers(srv1));  // names compare normalized
+}
+
+TEST_F(srv_resolver_with_fake_dns, an_ipv4_region_asks_a_only_an_ipv6_region_aaaa_only)
+{
+    t.a["a.region1.test"].push_back({ip6("2001:db8::11"), 4});
+    settle(0);
+    for (const auto& p : *r->peers(srv1)) EXPECT_TRUE(p.address.is_v4()) << "address_family ipv4 (the default)";
+    EXPECT_EQ(r->status(srv1, 0).queries, 3u) << "SRV and one A per target";
+
+    r->add(srv1, sbc::family_choice::ipv6);  // a reload: from the next refresh
+    t.a["b.region1.test"].push_back({ip6("2001:db8::12"), 4});
+    settle(5000);
+    const auto* p = r->peers(srv1);
+    ASSERT_EQ(p->size(), 2u);
+    EXPECT_EQ((*p)[0].address, ip6("2001:db8::11"));
+    EXPECT_EQ((*p)[1].address, ip6("2001:db8::12"));
+    EXPECT_EQ(r->status(srv1, 5000).queries, 6u) << "SRV and one AAAA per target";
+}
+
+TEST_F(srv_resolver_with_fake_dns, a_preference_takes_the_preferred_family_per_target_and_the_other_where_it_lacks)
+{
+    r->add(srv1, sbc::family_choice::prefer_ipv6);
+    t.a["a.region1.test"].push_back({ip6("2001:db8::11"), 4});  // a: both; b: IPv4 only
+    settle(0);
+    const auto* p = r->peers(srv1);
+    ASSERT_EQ(p->size(), 2u);
+    EXPECT_EQ((*p)[0].address, ip(198, 18, 1, 12)) << "b has no AAAA: its A";
+    EXPECT_EQ((*p)[1].address, ip6("2001:db8::11")) << "a: its AAAA, not its A";
+    EXPECT_EQ(r->status(srv1, 0).state, "ok") << "a family with no records is no failure";
+    EXPECT_EQ(r->status(srv1, 0).queries, 5u) << "SRV, then A and AAAA per target";
+
+    r->add(srv1, sbc::family_choice::prefer_ipv4);
+    settle(5000);
+    ASSERT_EQ(p->size(), 2u);
+    EXPECT_EQ((*p)[0].address, ip(198, 18, 1, 11));
+    EXPECT_EQ((*p)[1].address, ip(198, 18, 1, 12));
+}
+
+TEST_F(srv_resolver_with_fake_dns, an_ipv6_region_whose_targets_have_no_aaaa_fails_with_the_reason)
+{
+    r->add(srv1, sbc::family_choice::ipv6);
+    settle(0);
+    EXPECT_TRUE(r->peers(srv1)->empty());
+    EXPECT_EQ(r->status(srv1, 0).state, "failed");
+    EXPECT_NE(r->status(srv1, 0).last_error.find("AAAA a.region1.test: no AAAA record"), std::string::npos)
+        << r->status(srv1, 0).last_error;
 }
 
 TEST_F(srv_resolver_with_fake_dns, the_answer_is_refreshed_at_three_quarters_of_its_smallest_ttl_not_before)
