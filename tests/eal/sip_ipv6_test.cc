@@ -5,12 +5,15 @@
 // RFC 5118 references in brackets). A call enters on IPv6 or on IPv4 and leaves on IPv6; an
 // ICMPv6 port unreachable fails the attempt over at once; a source outside the trunk's IPv6
 // prefix gets nothing.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <rte_cycles.h>
 
 #include "dataplane/counters.h"
 #include "dataplane/events.h"
@@ -247,6 +250,75 @@ TEST_F(sip_ipv6, a_source_outside_the_trunks_ipv6_prefix_gets_nothing_and_is_cou
     EXPECT_EQ(h.worker().proxy->stats().get(sip::proxy_counter::source_denied), 1u) << "counted";
     EXPECT_EQ(h.worker().proxy->stats().get(sip::proxy_counter::invites), 0u);
     EXPECT_EQ(h.counters().stage_packets[static_cast<std::size_t>(dp::stage::udp6)], 1u);
+    EXPECT_EQ(h.mbufs_in_use(), 0u);
+}
+
+/// The UDP datagram the IPv6 fragments to `dst` among `f` carry, each checked to fit `mtu`,
+/// carry a fragment header right after the IPv6 header and continue where the last ended.
+bytes reassemble6(const sent_frames& f, const ip6& dst, std::size_t mtu, std::size_t& fragments)
+{
+    bytes whole;
+    fragments = 0;
+    for (auto* m : f.mbufs) {
+        const bytes b = linear_bytes(m);
+        if (read16(b, 12) != ethertype_ipv6) continue;
+        const auto ip = std::span(b).subspan(14);
+        if (!std::equal(dst.begin(), dst.end(), ip.begin() + 24)) continue;
+        EXPECT_LE(ip.size(), mtu);
+        EXPECT_EQ(ip[6], 44) << "a fragment header";
+        EXPECT_EQ(ip[40], proto_udp);
+        EXPECT_EQ(read16(ip, 42) & 0xfff8u, whole.size()) << "in order, each where the last ended";
+        whole.insert(whole.end(), ip.begin() + 48, ip.end());
+        ++fragments;
+    }
+    return whole;
+}
+
+TEST_F(sip_ipv6, an_invite_over_the_path_mtu_leaves_in_ipv6_fragments_sbcd_writes_itself)
+{
+    harness& h = *h_;
+    // 1,500 bytes as the caller sent it, more once our Via and Record-Route are in; and a
+    // path MTU of 1,280 toward the peer (a Packet Too Big recorded it).
+    std::string inv = invite("[2001:2:0:1::10]", "[2001:2:0:1::10]", "big@x");
+    inv.insert(inv.find("\r\n") + 2, "X-Pad: " + std::string(1500 - 48 - inv.size() - 9, 'p') + "\r\n");
+    ASSERT_TRUE(h.runtime().shared->path_mtu.record(ip_address::v6(peer1), 1280, 0));
+    ASSERT_TRUE(h.receive(sip6_frame(h, caller_mac, caller, inv)));
+    h.poll();
+    const sent_frames f = h.take_sent();
+    std::size_t n = 0;
+    const bytes udp = reassemble6(f, peer1, 1280, n);
+    EXPECT_EQ(n, 2u) << "two fragments of at most 1,280 bytes";
+    ASSERT_GE(udp.size(), 8u);
+    EXPECT_EQ(read16(udp, 4), udp.size()) << "the UDP length is the whole datagram's";
+    const bytes data(udp.begin() + 8, udp.end());
+    EXPECT_EQ(read16(udp6_datagram(me, peer1, sip_port, sip_port, data), 6), read16(udp, 6))
+        << "the UDP checksum covers the whole datagram";
+    const std::string text(data.begin(), data.end());
+    EXPECT_NE(text.find("Via: SIP/2.0/UDP [2001:2:0:1::1]:5060;branch=z9hG4bKsT00"), std::string::npos) << text;
+    EXPECT_EQ(h.counters().sip_fragments_sent, 2u);
+    EXPECT_EQ(h.counters().drops_total(), 0u);
+}
+
+TEST_F(sip_ipv6, an_invite_toward_an_ipv6_hop_that_never_answers_solicitation_is_answered_503)
+{
+    harness& h = *h_;
+    h.runtime().shared->neighbours.remove(ip_address::v6(peer1));
+    h.take_events();
+    ASSERT_TRUE(h.receive(sip6_frame(h, caller_mac, caller, invite("[2001:2:0:1::10]", "[2001:2:0:1::10]", "nd@x"))));
+    h.poll();
+    EXPECT_EQ(h.take_sent().size(), 1u) << "the 100 Trying; the INVITE waits for the peer's MAC";
+    const auto events = h.take_events();
+    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const dp::event& e) {
+        return e.kind == dp::event_kind::neighbour_needed && e.ip == ip_address::v6(peer1);
+    })) << "the control core is asked to solicit the IPv6 hop";
+    // Past the hold (half the 1000 ms no-response time), before the no-response timer.
+    h.poll_worker(0, rte_rdtsc() + 600 * (rte_get_tsc_hz() / 1000));
+    const sent_frames f = h.take_sent();
+    const auto out = decode6(f);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].dst, caller);
+    EXPECT_TRUE(out[0].starts("SIP/2.0 503 ")) << out[0].text;
+    EXPECT_EQ(h.worker().proxy->stats().get(sip::proxy_counter::send_failed_unresolved), 1u);
     EXPECT_EQ(h.mbufs_in_use(), 0u);
 }
 
