@@ -143,7 +143,10 @@ bytes icmp_unreachable(uint8_t code, std::span<const uint8_t> original)
     return b;
 }
 
-bytes udp_datagram(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, std::span<const uint8_t> data)
+namespace {
+
+/// A UDP header (checksum 0) and `data`.
+bytes unsummed_udp(uint16_t sport, uint16_t dport, std::span<const uint8_t> data)
 {
     bytes b;
     put16(b, sport);
@@ -151,6 +154,14 @@ bytes udp_datagram(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, s
     put16(b, static_cast<uint16_t>(8 + data.size()));
     put16(b, 0);
     put(b, data);
+    return b;
+}
+
+}  // namespace
+
+bytes udp_datagram(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, std::span<const uint8_t> data)
+{
+    bytes b = unsummed_udp(sport, dport, data);
     uint16_t c = udp_checksum(src, dst, b);
     write16(b, 6, c == 0 ? 0xffff : c);  // RFC 768: a computed 0 is sent as all ones
     return b;
@@ -211,12 +222,7 @@ bytes icmp6_message(const ip6& src, const ip6& dst, uint8_t type, uint8_t code, 
 
 bytes udp6_datagram(const ip6& src, const ip6& dst, uint16_t sport, uint16_t dport, std::span<const uint8_t> data)
 {
-    bytes b;
-    put16(b, sport);
-    put16(b, dport);
-    put16(b, static_cast<uint16_t>(8 + data.size()));
-    put16(b, 0);
-    put(b, data);
+    bytes b = unsummed_udp(sport, dport, data);
     uint32_t acc = ones_sum(src);
     acc = ones_sum(dst, acc);
     acc += static_cast<uint32_t>(b.size() >> 16) + static_cast<uint32_t>(b.size() & 0xffff) + proto_udp;
