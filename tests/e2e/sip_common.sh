@@ -568,3 +568,77 @@ call_trouble() {
   [ -f "${DIR:-}/sbcd.log" ] && { echo "== sbcd.log" >&2; tail -n 15 "$DIR/sbcd.log" >&2; }
   return 0
 }
+
+# ---- Calls that change family through sbcd (t_sip_ipv6_interwork.sh) -------------------------
+# On the two sites of sip6_up, over IPv4: the caller 198.18.0.2 in the core namespace to sbcd's
+# 198.18.0.1:5060 (trunk "carrier"), callees on 198.18.2.11/.12 in the peers namespace, sbcd's
+# 198.18.2.1 (trunk "cloud") on that side.
+SIP6_CORE4=198.18.0.1
+SIP6_EDGE4=198.18.2.1
+SIP6_CALLER4=198.18.0.2
+
+# sip6_warm4 NS DST ADDR...: sip_warm in NS toward DST (IPv4): OPTIONS from each ADDR (port
+# 5071) to DST:5060 until answered, so that sbcd has resolved their MACs by ARP.
+sip6_warm4() {
+  local SIPP_NS_HOSTS=$1 SIPP_PROXY_ADDR=$2
+  shift 2
+  sip_warm "$@"
+}
+
+# sip6_call4 NAME CALLS [SCENARIO] [SIPP_ARGS...]: call over IPv4 from the caller 198.18.0.2
+# in the core namespace to sbcd's 198.18.0.1:5060 (logs in $DIR/NAME, as call).
+sip6_call4() {
+  local SIPP_NS_HOSTS=$SIP6_NS_CORE SIPP_PROXY_ADDR=$SIP6_CORE4 SIPP_CALLER=$SIP6_CALLER4
+  call "$@"
+}
+
+# sip6_peer4 ADDR SCENARIO [MAX_S]: peer (a SIPp callee with -trace_msg in $DIR/peer-ADDR) on
+# an IPv4 address of the peers namespace. Sets SIPP_PID.
+sip6_peer4() {
+  local SIPP_NS_HOSTS=$SIP6_NS_PEERS
+  peer "$@" || fail "SIPp callee on $1:5060 did not start"
+}
+
+# uri_hosts DIR PATTERN HEADER [CSEQ_METHOD]: for every message SIPp in DIR received whose
+# first line matches the extended regex PATTERN (and, with CSEQ_METHOD, whose CSeq names that
+# method), one line: the host:port of every sip: URI of its HEADER values ("Record-Route",
+# "Route", "Via" gives nothing: no sip: URIs), in order, top first, over all lines of that
+# header and all comma-separated values ("[2001:2:0:2::1]:5060 198.18.0.1:5060"); "-" for a
+# message without the header.
+uri_hosts() {
+  msgs "$1" | awk -v pat="$2" -v hdr="$(tr '[:upper:]' '[:lower:]' <<<"$3")" -v meth="${4:-}" '
+    function flush() {
+      if (inmsg && (meth == "" || cseq == meth)) print (out == "" ? "-" : substr(out, 2))
+      inmsg = 0; out = ""; cseq = ""
+    }
+    { sub(/\r$/, "") }
+    /message received/ { flush(); want = 1; next }
+    /^-----/ { flush(); want = 0; next }
+    want && NF { want = 0; inmsg = ($0 ~ pat); out = ""; cseq = ""; next }
+    inmsg && /^[Cc][Ss][Ee][Qq]:/ { cseq = $3 }
+    inmsg {
+      name = tolower($0); sub(/[ \t]*:.*/, "", name)
+      if (name != hdr) next
+      v = $0; sub(/^[^:]*:/, "", v)
+      while (match(v, /<sip:[^;>]+/)) { out = out " " substr(v, RSTART + 5, RLENGTH - 5); v = substr(v, RSTART + RLENGTH) }
+    }
+    END { flush() }'
+}
+
+# nth_vias DIR PATTERN N: the Nth Via value (1: the top one) of every message SIPp in DIR
+# received whose first line matches PATTERN, one a line, counting comma-separated values of
+# one Via line as several ("SIP/2.0/UDP 198.18.2.1:5060;branch=..."; "-" when it has fewer).
+nth_vias() {
+  msgs "$1" | awk -v pat="$2" -v n="$3" '
+    function flush() { if (inmsg) print (got == "" ? "-" : got); inmsg = 0; got = ""; k = 0 }
+    { sub(/\r$/, "") }
+    /message received/ { flush(); want = 1; next }
+    /^-----/ { flush(); want = 0; next }
+    want && NF { want = 0; inmsg = ($0 ~ pat); got = ""; k = 0; next }
+    inmsg && /^(Via|v):/ {
+      v = $0; sub(/^[^:]*:[ \t]*/, "", v)
+      m = split(v, parts, /,[ \t]*/)
+      for (i = 1; i <= m; i++) if (++k == n) got = parts[i]
+    }
+    END { flush() }'
+}
