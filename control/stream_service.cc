@@ -86,10 +86,15 @@ bool stream_service::start(const config& c, dataplane::dataplane_runtime& rt, co
         return false;
     }
     std::vector<ip_prefix> addresses;
-    for (const auto& ic : c.interfaces) {
+    // Every interface's addresses, IPv4 and IPv6: TCP and TLS listen and connect from both.
+    auto add = [&addresses](const ip_prefix& p) {
         bool seen = false;
-        for (const auto& a : addresses) seen = seen || a.addr == ic.address.addr;
-        if (!seen) addresses.push_back(ic.address);
+        for (const auto& a : addresses) seen = seen || a.addr == p.addr;
+        if (!seen) addresses.push_back(p);
+    };
+    for (const auto& ic : c.interfaces) {
+        add(ic.address);
+        if (ic.address6) add(*ic.address6);
     }
     // The kernel interface's name: at most 15 characters.
     const std::string ifname = "sbcx" + std::to_string(getpid() % 100000);

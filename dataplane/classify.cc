@@ -124,6 +124,7 @@ void process_burst(worker& w, const snapshot& snap, uint16_t port, rte_mbuf** pk
         if (l6.frag6.n != 0) frag6_stage(w, snap, l6);
         if (l6.icmp6.n != 0) icmp6_stage(w, snap, l6.icmp6);
         if (l6.udp6.n != 0) udp6_stage(w, snap, l6.udp6);
+        if (l6.tcp.n != 0) tcp_stage(w, snap, l6.tcp);
     }
     if (ipv4.n == 0) return;
     l4_bursts l4;

@@ -63,7 +63,7 @@ namespace sbc::dataplane {
     X(sip_stream_full, "SIP message for a TCP or TLS leg lost: the ring to the stream thread was full") \
     X(tcp_no_streams, "TCP while no trunk or peer uses TCP or TLS")                       \
     X(tcp_not_allowed, "TCP from a source no trunk allows and no peer has, or to a closed port") \
-    X(tcp_truncated, "TCP header beyond the IPv4 payload")                                \
+    X(tcp_truncated, "TCP header beyond the IP payload")                                  \
     X(kernel_ring_full, "TCP segment for the kernel lost: the exception ring was full") \
     X(flood_unknown_source, "UDP SIP from a source no trunk allows and no peer has, over [flood] unknown_rate (before parsing)") \
     X(flood_rate_trusted, "UDP SIP from a trusted source over [flood] trusted_rate (before parsing; never denied)") \

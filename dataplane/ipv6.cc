@@ -101,6 +101,10 @@ bool route_upper(rte_mbuf* m, uint16_t iface, const chain& c, l6_bursts& out) no
         out.udp6.push(m, iface);
         return true;
     }
+    if (c.next == IPPROTO_TCP) {
+        out.tcp.push(m, iface);
+        return true;
+    }
     if (c.next != icmp6::proto) return false;
     out.icmp6.push(m, iface);
     return true;
@@ -155,8 +159,8 @@ void ipv6_stage(worker& w, const snapshot& snap, sub_burst& b, l6_bursts& out) n
         }
         if (route_upper(m, b.iface[i], c, out)) continue;
         // An upper layer nobody knows: Parameter Problem at the field that named it (RFC 8200
-        // 4). TCP and "no next header" go unanswered.
-        const bool unknown = c.next != IPPROTO_TCP && c.next != ipv6_ext::no_next;
+        // 4). "No next header" goes unanswered.
+        const bool unknown = c.next != ipv6_ext::no_next;
         if (unknown && send_icmp6_error(w, snap, m, ifc, icmp6::parameter_problem, 1, c.next_at))
             tally.count(drop_reason::ipv6_protocol_unsupported);
         else

@@ -27,6 +27,7 @@ struct l6_bursts {
     sub_burst icmp6;
     sub_burst frag6;
     sub_burst udp6;
+    sub_burst tcp;  ///< to tcp_stage, as IPv4's (l3_len covers the extension headers)
 };
 
 /// Production processing of one received burst: Ethernet/VLAN classify, then ARP, IPv6 and
@@ -105,7 +106,8 @@ void icmp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 /// trunk's address and port (sip_rx.cc); anything else is counted as udp_port_closed.
 void udp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;
 
-/// TCP for our addresses: from a source a trunk listening on TCP or TLS allows (to its port),
+/// TCP for our addresses, IPv4 or IPv6 (told apart by the version nibble; the IPv6 stage
+/// sets l3_len past the extension headers): from a source a trunk listening on TCP or TLS allows (to its port),
 /// or from a peer's address, goes to the kernel through the stream thread (dataplane/tcp.cc);
 /// anything else is dropped and counted before a SYN can open anything.
 void tcp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept;

@@ -1,4 +1,4 @@
-// The TCP stage: TCP for our addresses leaves the fast path to the kernel of sbcd's own
+// The TCP stage: TCP for our addresses (IPv4, and IPv6 past its extension headers) leaves the fast path to the kernel of sbcd's own
 // namespace through the stream thread and the exception port (dataplane/stream_ring.h,
 // transport/exception_port.h). Only segments from a source that a trunk listening on TCP or
 // TLS allows (to that port), or from a peer's address (our own connections to peers, and peers
@@ -21,10 +21,28 @@ namespace {
 bool trunk_allows(const sip::proxy_tables& t, const ip_address& local, uint16_t port, const ip_address& src) noexcept
 {
     for (const sip::trunk& tr : t.trunks) {
-        if ((tr.tcp_port == port || tr.tls_port == port) && port != 0 && tr.address == local && tr.allows(src))
+        if ((tr.tcp_port == port || tr.tls_port == port) && port != 0 && tr.owns(local) && tr.allows(src))
             return true;
     }
     return false;
+}
+
+/// The length of the IP packet `m` carries (IPv4 total length, or the IPv6 header and its
+/// payload length: l3_len then covers the extension headers the IPv6 stage walked), with its
+/// addresses.
+uint32_t ip_length(const rte_mbuf* m, ip_address& src, ip_address& dst) noexcept
+{
+    const auto* ip = rte_pktmbuf_mtod_offset(m, const uint8_t*, m->l2_len);
+    if ((ip[0] >> 4) == 6) {
+        const auto* h = reinterpret_cast<const rte_ipv6_hdr*>(ip);
+        src = ip_address::v6(std::span<const uint8_t, 16>(h->src_addr, 16));
+        dst = ip_address::v6(std::span<const uint8_t, 16>(h->dst_addr, 16));
+        return sizeof(rte_ipv6_hdr) + rte_be_to_cpu_16(h->payload_len);
+    }
+    const auto* h = reinterpret_cast<const rte_ipv4_hdr*>(ip);
+    src = ip_address::v4(rte_be_to_cpu_32(h->src_addr));
+    dst = ip_address::v4(rte_be_to_cpu_32(h->dst_addr));
+    return rte_be_to_cpu_16(h->total_length);
 }
 
 /// Tells the control core the MAC of an on-link sender it does not know yet, so that the
@@ -55,16 +73,14 @@ void tcp_stage(worker& w, const snapshot& snap, sub_burst& b) noexcept
     uint32_t truncated = 0, denied = 0;
     for (uint16_t i = 0; i < b.n; ++i) {
         rte_mbuf* m = b.pkts[i];
-        const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len);
-        if (rte_be_to_cpu_16(ip->total_length) < m->l3_len + sizeof(rte_tcp_hdr) ||
+        ip_address src, dst;
+        if (ip_length(m, src, dst) < m->l3_len + sizeof(rte_tcp_hdr) ||
             rte_pktmbuf_data_len(m) < m->l2_len + m->l3_len + sizeof(rte_tcp_hdr)) {
             rte_pktmbuf_free(m);
             ++truncated;
             continue;
         }
         const auto* tcp = rte_pktmbuf_mtod_offset(m, const rte_tcp_hdr*, m->l2_len + m->l3_len);
-        const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
-        const ip_address dst = ip_address::v4(rte_be_to_cpu_32(ip->dst_addr));
         if (!trunk_allows(*snap.proxy, dst, rte_be_to_cpu_16(tcp->dst_port), src) &&
             !snap.proxy->is_peer_address(src)) {
             rte_pktmbuf_free(m);

@@ -25,6 +25,29 @@ std::string rte_error(const std::string& what, int err)
 {
     return what + ": " + rte_strerror(err < 0 ? -err : err);
 }
+
+/// The addresses of a frame the kernel sent, when it is one to carry: IPv4, or TCP over IPv6
+/// (the kernel's Neighbor Discovery, MLD and router solicitations stay inside: the fast path
+/// speaks those on the wire, and the kernel interface has no link-local address to speak from).
+bool kernel_addresses(const rte_mbuf* m, ip_address& src, ip_address& dst) noexcept
+{
+    const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
+    const uint32_t len = rte_pktmbuf_data_len(m);
+    if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+        if (len < sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr)) return false;
+        const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, sizeof(rte_ether_hdr));
+        src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
+        dst = ip_address::v4(rte_be_to_cpu_32(ip->dst_addr));
+        return true;
+    }
+    if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6) || len < sizeof(rte_ether_hdr) + sizeof(rte_ipv6_hdr))
+        return false;
+    const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv6_hdr*, sizeof(rte_ether_hdr));
+    if (ip->proto != IPPROTO_TCP) return false;
+    src = ip_address::v6(std::span<const uint8_t, 16>(ip->src_addr, 16));
+    dst = ip_address::v6(std::span<const uint8_t, 16>(ip->dst_addr, 16));
+    return true;
+}
 }  // namespace
 
 bool open_exception_port(const netns& ns, const std::string& ifname, const rte_ether_addr& mac,
@@ -127,16 +150,12 @@ unsigned pump_from_kernel(exception_port& p, const dataplane::stream_rings& ring
     uint16_t ready = 0;
     for (uint16_t i = 0; i < n; ++i) {
         rte_mbuf* m = pkts[i];
-        const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
-        if (rte_pktmbuf_data_len(m) < sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr) ||
-            eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+        ip_address src, dst;
+        if (!kernel_addresses(m, src, dst)) {
             rte_pktmbuf_free(m);
-            c.not_ipv4.bump();
+            c.other.bump();
             continue;
         }
-        const auto* ip = rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, sizeof(rte_ether_hdr));
-        const ip_address src = ip_address::v4(rte_be_to_cpu_32(ip->src_addr));
-        const ip_address dst = ip_address::v4(rte_be_to_cpu_32(ip->dst_addr));
         const dataplane::next_hop nh = dataplane::route_packet(snap.interfaces, src, dst);
         if (!nh.found()) {
             rte_pktmbuf_free(m);

@@ -45,7 +45,7 @@ struct pump_counters {
     sbc::single_writer<uint64_t> from_kernel;      ///< frames the kernel sent, passed to a worker
     sbc::single_writer<uint64_t> no_route;         ///< kernel frames for no interface's reach
     sbc::single_writer<uint64_t> no_neighbour;     ///< kernel frames for a next hop without MAC (ARP asked)
-    sbc::single_writer<uint64_t> not_ipv4;         ///< kernel frames other than IPv4 (dropped)
+    sbc::single_writer<uint64_t> other;            ///< kernel frames neither IPv4 nor TCP over IPv6 (dropped)
     sbc::single_writer<uint64_t> ring_full;        ///< kernel frames lost on a full worker ring
     sbc::single_writer<uint64_t> tx_failed;        ///< frames the exception port did not take
 };

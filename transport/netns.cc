@@ -4,6 +4,7 @@
 // path only: system calls, no heap on any hot path.
 #include "transport/netns.h"
 
+#include <array>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -253,6 +254,53 @@ bool set_link_flags(rtnl_socket& nl, int index, unsigned flags, unsigned change,
     return nl.transact(req, step, error);
 }
 
+/// A default route of `family` through `index`, with no gateway (IPv4: scope link). NOARP
+/// makes every next hop the interface's own MAC, for IPv6 neighbours as for IPv4 ones.
+bool add_default_route(rtnl_socket& nl, unsigned char family, unsigned index, const std::string& ifname,
+                       std::string& error)
+{
+    rtmsg rt{};
+    rt.rtm_family = family;
+    rt.rtm_dst_len = 0;
+    rt.rtm_table = RT_TABLE_MAIN;
+    rt.rtm_protocol = RTPROT_STATIC;
+    rt.rtm_scope = family == AF_INET ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
+    rt.rtm_type = RTN_UNICAST;
+    nl_request req(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, rt);
+    if (family == AF_INET6) {
+        const std::array<uint8_t, 16> any{};
+        req.add(RTA_DST, any.data(), any.size());
+    }
+    req.add_u32(RTA_OIF, index);
+    return nl.transact(req, std::string("add ") + (family == AF_INET ? "IPv4" : "IPv6") + " default route via " + ifname,
+                       error);
+}
+
+/// Writes `value` to /proc/sys/net/ipv6/conf/<ifname>/<key>, which names the calling
+/// thread's namespace.
+bool write_ipv6_conf(const std::string& ifname, const char* key, const char* value, std::string& error)
+{
+    const std::string path = "/proc/sys/net/ipv6/conf/" + ifname + "/" + key;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return fail(error, "sysctl: open " + path, errno);
+    const std::size_t len = std::strlen(value);
+    const bool ok = ::write(fd, value, len) == static_cast<ssize_t>(len);
+    const int err = errno;
+    ::close(fd);
+    return ok || fail(error, std::string("sysctl: write ") + value + " to " + path, err);
+}
+
+/// IPv6 on `ifname`, but silent: no link-local address of its own, no router solicitations,
+/// no Duplicate Address Detection and no router advertisements taken. The fast path is the
+/// only speaker of Neighbor Discovery on the wire (the pump drops what the kernel would say).
+bool quiet_ipv6(const std::string& ifname, std::string& error)
+{
+    return write_ipv6_conf(ifname, "disable_ipv6", "0", error) && write_ipv6_conf(ifname, "accept_ra", "0", error) &&
+           write_ipv6_conf(ifname, "autoconf", "0", error) && write_ipv6_conf(ifname, "accept_dad", "0", error) &&
+           write_ipv6_conf(ifname, "router_solicitations", "0", error) &&
+           write_ipv6_conf(ifname, "addr_gen_mode", "1", error);
+}
+
 }  // namespace
 
 // ---- netns --------------------------------------------------------------------------------
@@ -351,15 +399,19 @@ netns::scope::~scope()
 bool configure_link(const link_setup& s, std::string& error)
 {
     // Refuse what we cannot do before touching anything.
+    bool any_v6 = false;
     for (const ip_prefix& p : s.addresses) {
-        if (p.addr.is_v6()) {
-            error = "rtnetlink: " + to_string(p) + " on " + s.ifname + ": IPv6 is not supported yet";
-            return false;
-        }
-        if (!p.addr.is_v4() || p.len > 32) {
+        const bool ok = p.addr.is_v4() ? p.len <= 32 : p.addr.is_v6() && p.len <= 128;
+        if (!ok) {
             error = "rtnetlink: invalid address " + to_string(p) + " for " + s.ifname;
             return false;
         }
+        any_v6 = any_v6 || p.addr.is_v6();
+    }
+    if (any_v6 && ::access("/proc/sys/net/ipv6", F_OK) != 0) {
+        error = "rtnetlink: " + s.ifname + ": this kernel runs without IPv6 (booted with ipv6.disable=1?): "
+                "TCP and TLS over IPv6 need it";
+        return false;
     }
 
     rtnl_socket nl;
@@ -385,17 +437,27 @@ bool configure_link(const link_setup& s, std::string& error)
         req.add_u32(IFLA_MTU, mtu);
         if (!nl.transact(req, "set MAC and MTU " + std::to_string(mtu) + " on " + s.ifname, error)) return false;
     }
+    if (any_v6 && !quiet_ipv6(s.ifname, error)) return false;
 
     for (const ip_prefix& p : s.addresses) {
+        const bool v6 = p.addr.is_v6();
         ifaddrmsg ifa{};
-        ifa.ifa_family = AF_INET;
+        ifa.ifa_family = v6 ? AF_INET6 : AF_INET;
         ifa.ifa_prefixlen = p.len;
         ifa.ifa_scope = RT_SCOPE_UNIVERSE;
+        // No Duplicate Address Detection: the kernel side never speaks on the wire.
+        ifa.ifa_flags = v6 ? IFA_F_NODAD : 0;
         ifa.ifa_index = index;
         nl_request req(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, ifa);
-        const uint32_t a = htonl(p.addr.v4_host());
-        req.add(IFA_LOCAL, &a, sizeof(a));
-        req.add(IFA_ADDRESS, &a, sizeof(a));
+        if (v6) {
+            const auto a = p.addr.v6_bytes();
+            req.add(IFA_LOCAL, a.data(), a.size());
+            req.add(IFA_ADDRESS, a.data(), a.size());
+        } else {
+            const uint32_t a = htonl(p.addr.v4_host());
+            req.add(IFA_LOCAL, &a, sizeof(a));
+            req.add(IFA_ADDRESS, &a, sizeof(a));
+        }
         if (!nl.transact(req, "add address " + to_string(p) + " to " + s.ifname, error)) return false;
     }
 
@@ -403,20 +465,9 @@ bool configure_link(const link_setup& s, std::string& error)
                         "bring " + s.ifname + " up with NOARP", error))
         return false;
 
-    {
-        rtmsg rt{};
-        rt.rtm_family = AF_INET;
-        rt.rtm_dst_len = 0;
-        rt.rtm_table = RT_TABLE_MAIN;
-        rt.rtm_protocol = RTPROT_STATIC;
-        rt.rtm_scope = RT_SCOPE_LINK;
-        rt.rtm_type = RTN_UNICAST;
-        // Replace: whatever default route was there, the exception port is now the way out.
-        nl_request req(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, rt);
-        req.add_u32(RTA_OIF, index);
-        if (!nl.transact(req, "add default route via " + s.ifname, error)) return false;
-    }
-    return true;
+    // Replace: whatever default route was there, the exception port is now the way out.
+    if (!add_default_route(nl, AF_INET, index, s.ifname, error)) return false;
+    return !any_v6 || add_default_route(nl, AF_INET6, index, s.ifname, error);
 }
 
 }  // namespace sbc::streams

@@ -59,10 +59,13 @@ struct link_setup {
 };
 
 /// In the calling thread's namespace: brings `lo` up; sets `s.ifname`'s MAC, MTU and IFF_NOARP
-/// (the kernel never sends or answers ARP: the fast path is the only ARP speaker and picks each
-/// frame's next hop itself), adds the addresses, brings it up, and adds a default route through
-/// it with no gateway (every frame the kernel sends leaves through the exception port).
-/// rtnetlink only; false with a message naming the step and errno's text.
+/// (the kernel never sends or answers ARP, nor solicits IPv6 neighbours: the fast path is the
+/// only ARP and Neighbor Discovery speaker and picks each frame's next hop itself), adds the
+/// addresses, brings it up, and adds a default route per family through it with no gateway
+/// (every frame the kernel sends leaves through the exception port). With an IPv6 address the
+/// interface gets IPv6 without a link-local address, DAD, router solicitations or
+/// advertisements taken (sysctls under /proc/sys/net/ipv6/conf/<ifname>).
+/// rtnetlink and those sysctls only; false with a message naming the step and errno's text.
 bool configure_link(const link_setup& s, std::string& error);
 
 }  // namespace sbc::streams

@@ -32,14 +32,50 @@ namespace sbc::streams {
 namespace {
 
 
-sockaddr_in to_sockaddr(const endpoint& e)
+/// A socket address of either family, with the length bind and connect take.
+struct socket_address {
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    [[nodiscard]] const sockaddr* get() const noexcept { return reinterpret_cast<const sockaddr*>(&ss); }
+};
+
+socket_address to_sockaddr(const endpoint& e)
 {
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(e.port);
-    sa.sin_addr.s_addr = htonl(e.addr.v4_host());
-    return sa;
+    socket_address a;
+    if (e.addr.is_v6()) {
+        auto* sa = reinterpret_cast<sockaddr_in6*>(&a.ss);
+        sa->sin6_family = AF_INET6;
+        sa->sin6_port = htons(e.port);
+        const auto b = e.addr.v6_bytes();
+        std::memcpy(sa->sin6_addr.s6_addr, b.data(), b.size());
+        a.len = sizeof(sockaddr_in6);
+    } else {
+        auto* sa = reinterpret_cast<sockaddr_in*>(&a.ss);
+        sa->sin_family = AF_INET;
+        sa->sin_port = htons(e.port);
+        sa->sin_addr.s_addr = htonl(e.addr.v4_host());
+        a.len = sizeof(sockaddr_in);
+    }
+    return a;
 }
+
+/// The address and port an accepted connection came from.
+endpoint from_sockaddr(const sockaddr_storage& ss, transport proto, uint32_t conn_id)
+{
+    if (ss.ss_family == AF_INET6) {
+        const auto* sa = reinterpret_cast<const sockaddr_in6*>(&ss);
+        const auto* b = sa->sin6_addr.s6_addr;
+        // A v4-mapped source cannot reach an IPv6-only listener; kept as the IPv4 it names.
+        if (IN6_IS_ADDR_V4MAPPED(&sa->sin6_addr))
+            return endpoint{ip_address::v4(uint32_t{b[12]} << 24 | uint32_t{b[13]} << 16 | uint32_t{b[14]} << 8 | b[15]),
+                            ntohs(sa->sin6_port), proto, conn_id};
+        return endpoint{ip_address::v6(std::span<const uint8_t, 16>(b, 16)), ntohs(sa->sin6_port), proto, conn_id};
+    }
+    const auto* sa = reinterpret_cast<const sockaddr_in*>(&ss);
+    return endpoint{ip_address::v4(ntohl(sa->sin_addr.s_addr)), ntohs(sa->sin_port), proto, conn_id};
+}
+
+int family_of(const ip_address& a) noexcept { return a.is_v6() ? AF_INET6 : AF_INET; }
 
 /// Tells the control core about a peer's connection (failed: `why`; up: none).
 void post(const dataplane::stream_rings& rings, dataplane::event_kind kind, uint32_t peer_id, conn_reason why)
@@ -101,8 +137,12 @@ void stream_thread::impl::mark_sip(int fd, const ip_address& local) const
     if (fd < 0) return;
     for (const auto& [addr, tos] : sip_tos_)
         if (addr == local) {
+            // IPv6 carries the DSCP in Traffic Class, set by its own option.
             const int v = tos;
-            setsockopt(fd, IPPROTO_IP, IP_TOS, &v, sizeof(v));
+            if (local.is_v6())
+                setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &v, sizeof(v));
+            else
+                setsockopt(fd, IPPROTO_IP, IP_TOS, &v, sizeof(v));
             return;
         }
 }
@@ -110,7 +150,10 @@ void stream_thread::impl::mark_sip(int fd, const ip_address& local) const
 void stream_thread::impl::learn_sip_tos(const dataplane::snapshot& snap)
 {
     std::vector<std::pair<ip_address, uint8_t>> now;
-    for (const auto& i : snap.interfaces) now.emplace_back(i.address.addr, i.tos_sip);
+    for (const auto& i : snap.interfaces) {
+        now.emplace_back(i.address.addr, i.tos_sip);
+        if (i.has_v6()) now.emplace_back(i.address6.addr, i.tos_sip);
+    }
     if (now == sip_tos_) return;
     sip_tos_ = std::move(now);
     for (const listener& l : listeners_) mark_sip(l.fd, l.local.addr);
@@ -123,12 +166,14 @@ void stream_thread::impl::learn_sip_tos(const dataplane::snapshot& snap)
 void stream_thread::impl::open_listener(const endpoint& local, uint16_t trunk)
 {
     const std::string where = std::string(transport_via_name(local.proto)) + " " + to_string(local);
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const int fd = socket(family_of(local.addr), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     const int one = 1;
-    const sockaddr_in sa = to_sockaddr(local);
+    const socket_address sa = to_sockaddr(local);
     mark_sip(fd, local.addr);
+    // An IPv6 listener takes IPv6 only: the IPv4 address has its own.
+    if (fd >= 0 && local.addr.is_v6()) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-        bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) != 0 || listen(fd, 1024) != 0) {
+        bind(fd, sa.get(), sa.len) != 0 || listen(fd, 1024) != 0) {
         problems_.push_back("cannot listen on " + where + ": " + std::strerror(errno));
         if (fd >= 0) close(fd);
         return;
@@ -164,11 +209,12 @@ void stream_thread::impl::on_event(const dataplane::snapshot& snap, const epoll_
 void stream_thread::impl::accept_on(const dataplane::snapshot& snap, listener& l)
 {
     for (int burst = 0; burst < 64; ++burst) {
-        sockaddr_in sa{};
+        sockaddr_storage sa{};
         socklen_t len = sizeof(sa);
         const int fd = accept4(l.fd, reinterpret_cast<sockaddr*>(&sa), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) return;
-        const ip_address src = ip_address::v4(ntohl(sa.sin_addr.s_addr));
+        const endpoint from = from_sockaddr(sa, l.local.proto, 0);
+        const ip_address src = from.addr;
         const uint64_t key = src.hash();
         // The fast path let only allowed sources reach the kernel; limits are checked here.
         bool refuse = !snap.proxy || l.trunk >= snap.proxy->trunks.size() ||
@@ -195,7 +241,7 @@ void stream_thread::impl::accept_on(const dataplane::snapshot& snap, listener& l
         c->trunk = l.trunk;
         c->local = l.local;
         c->local.conn = c->id;
-        c->remote = endpoint{src, ntohs(sa.sin_port), l.local.proto, c->id};
+        c->remote = endpoint{src, from.port, l.local.proto, c->id};
         c->opened_ms = c->last_rx_ms = now_ms_;
         c->framer = std::make_unique<stream_framer>(buffers_);
         epoll_event ev{};
@@ -220,11 +266,13 @@ conn* stream_thread::impl::connect_to(const endpoint& remote, const endpoint& lo
                                       uint32_t peer_id)
 {
     if (remote.proto == transport::tls && !tls) return nullptr;
-    if (!remote.addr.is_v4()) return nullptr;
+    // From the trunk's address of the peer's family: none (a trunk without IPv6 toward an
+    // IPv6 peer, which config refuses) opens nothing.
+    if (remote.addr.is_v6() != local.addr.is_v6() || local.addr.is_unspecified()) return nullptr;
     conn* c = conns_.open();
     if (c == nullptr) return nullptr;
     stats_.connects.bump();
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const int fd = socket(family_of(remote.addr), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     c->fd = fd;
     c->outbound = true;
     c->trunk = trunk;
@@ -241,13 +289,13 @@ conn* stream_thread::impl::connect_to(const endpoint& remote, const endpoint& lo
     c->state = conn_state::connecting;
     c->deadline_ms = now_ms_ + o_.settings.connect_timeout_ms;
     // From the trunk's address (the peer sees the address it knows), an ephemeral port.
-    sockaddr_in from = to_sockaddr(endpoint{local.addr, 0, local.proto, 0});
-    const sockaddr_in to = to_sockaddr(remote);
+    const socket_address from = to_sockaddr(endpoint{local.addr, 0, local.proto, 0});
+    const socket_address to = to_sockaddr(remote);
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     mark_sip(fd, local.addr);  // before connect: the SYN carries it too
-    if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof(from)) != 0 ||
-        (connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0 && errno != EINPROGRESS)) {
+    if (fd < 0 || bind(fd, from.get(), from.len) != 0 ||
+        (connect(fd, to.get(), to.len) != 0 && errno != EINPROGRESS)) {
         const int err = errno;
         close_conn(*c, err == ECONNREFUSED ? conn_reason::refused : conn_reason::unreachable, std::strerror(err));
         return nullptr;

@@ -157,8 +157,12 @@ void stream_thread::impl::reconcile(const dataplane::snapshot& snap)
     if (snap.proxy) {
         for (std::size_t i = 0; i < snap.proxy->trunks.size(); ++i) {
             const sip::trunk& t = snap.proxy->trunks[i];
-            if (t.tcp_port != 0) wanted.push_back({t.local(transport::tcp), static_cast<uint16_t>(i)});
-            if (t.tls_port != 0) wanted.push_back({t.local(transport::tls), static_cast<uint16_t>(i)});
+            // On the trunk's IPv4 address, and on its IPv6 one when its interface has one.
+            for (const transport proto : {transport::tcp, transport::tls}) {
+                if ((proto == transport::tcp ? t.tcp_port : t.tls_port) == 0) continue;
+                wanted.push_back({t.local(proto), static_cast<uint16_t>(i)});
+                if (t.address6.is_v6()) wanted.push_back({t.local(proto, t.address6), static_cast<uint16_t>(i)});
+            }
             trunk_names_[static_cast<uint16_t>(i)] = t.name;
         }
     }
@@ -200,7 +204,7 @@ void stream_thread::impl::reconcile(const dataplane::snapshot& snap)
                 e = peer_entry{};
             }
             e.remote = remote;
-            e.local = t.leg_local(p.proto);
+            e.local = t.leg_local(p.proto, remote.addr);
             e.trunk = p.trunk;
             e.region = p.region;
             e.name = p.name;

@@ -264,8 +264,8 @@ std::vector<packet_case> cases(const mac& ours)
                      ethernet({dp::multicast_mac6(all_nodes.data()), peer_mac, 0}, ethertype_ipv6,
                               ipv6_packet({peer, all_nodes, proto_udp}, udp6_datagram(peer, all_nodes, 40000, 9, pattern(32)))),
                      dp::drop_reason::udp_port_closed, {}, {}});
-        t.push_back({"never_answers_tcp_over_ipv6_with_an_error", from_peer6(ours, {peer, me, 6}, pattern(40)),
-                     dp::drop_reason::ipv6_protocol_unsupported, {}, {}});
+        t.push_back({"hands_tcp_over_ipv6_to_the_tcp_stage_never_answering_it_with_an_error",
+                     from_peer6(ours, {peer, me, 6}, pattern(40)), dp::drop_reason::tcp_no_streams, {}, {}});
         // A big datagram is quoted up to the minimum MTU: 1,280 bytes with our headers.
         const bytes big = ipv6_packet({peer, me, proto_udp}, udp6_datagram(peer, me, 40000, 9, pattern(1392)));
         t.push_back({"quotes_a_big_datagram_up_to_1280_bytes",

@@ -71,6 +71,11 @@ std::vector<rte_mbuf*> take(rte_ring* r)
     return out;
 }
 
+bytes first_bytes(const bytes& b, std::size_t n)
+{
+    return bytes(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
 bytes frame_bytes(const rte_mbuf* m)
 {
     const auto* p = rte_pktmbuf_mtod(m, const uint8_t*);
@@ -105,6 +110,43 @@ TEST(eal_stream_path, tcp_from_allowed_sources_and_peers_goes_to_the_kernel_unta
     const auto c = h.counters();
     EXPECT_EQ(c.drops[static_cast<std::size_t>(dp::drop_reason::tcp_not_allowed)], 2u)
         << "a source no trunk allows, and a port no trunk listens on, never reach the kernel";
+    EXPECT_EQ(c.stage_packets[static_cast<std::size_t>(dp::stage::tcp)], 5u);
+}
+
+TEST(eal_stream_path, tcp_over_ipv6_past_its_extension_headers_goes_to_the_kernel_from_allowed_sources_only)
+{
+    harness h(2047, 1, true);
+    ASSERT_TRUE(h.ok()) << h.error();
+    const ip6 me = ipv6(our_ip6_text);
+    const ip6 caller = ipv6("2001:2:0:1::10");
+    auto t = stream_tables();
+    t->trunks[0].address6 = ip_address::v6(me);
+    t->trunks[0].allow.push_back(ip_prefix{ip_address::v6(caller), 128});
+    h.set_proxy(t);
+    const bytes plain = ethernet({h.our_mac(), sender, 0}, ethertype_ipv6,
+                                 ipv6_packet({caller, me, proto_tcp}, tcp_syn(40000, 5061)));
+    // A destination options header before TCP: the stage reads TCP where the walk ended.
+    const bytes options = ethernet({h.our_mac(), sender, 0}, ethertype_ipv6,
+                                   ipv6_packet({caller, me, 60}, ipv6_extension(proto_tcp, 8, tcp_syn(40001, 5060))));
+    const bytes stranger = ethernet({h.our_mac(), sender, 0}, ethertype_ipv6,
+                                    ipv6_packet({ipv6("2001:2:0:1::99"), me, proto_tcp}, tcp_syn(40002, 5060)));
+    const bytes closed_port = ethernet({h.our_mac(), sender, 0}, ethertype_ipv6,
+                                       ipv6_packet({caller, me, proto_tcp}, tcp_syn(40003, 80)));
+    const bytes short_tcp = ethernet({h.our_mac(), sender, 0}, ethertype_ipv6,
+                                     ipv6_packet({caller, me, proto_tcp}, first_bytes(tcp_syn(40004, 5060), 12)));
+    for (const bytes* f : {&plain, &options, &stranger, &closed_port, &short_tcp}) ASSERT_TRUE(h.receive(*f));
+    h.poll();
+
+    std::vector<rte_mbuf*> kernel = take(h.worker().kernel_out);
+    ASSERT_EQ(kernel.size(), 2u) << "the allowed source's two SYNs, one behind a destination options header";
+    EXPECT_EQ(frame_bytes(kernel[0]), plain);
+    EXPECT_EQ(frame_bytes(kernel[1]), options) << "the kernel gets the extension headers as they came";
+    for (rte_mbuf* m : kernel) rte_pktmbuf_free(m);
+    const auto c = h.counters();
+    EXPECT_EQ(c.drops[static_cast<std::size_t>(dp::drop_reason::tcp_not_allowed)], 2u)
+        << "a source outside the trunk's IPv6 allow, and a port no trunk listens on, never reach the kernel";
+    EXPECT_EQ(c.drops[static_cast<std::size_t>(dp::drop_reason::tcp_truncated)], 1u);
+    EXPECT_EQ(c.drops[static_cast<std::size_t>(dp::drop_reason::ipv6_protocol_unsupported)], 0u);
     EXPECT_EQ(c.stage_packets[static_cast<std::size_t>(dp::stage::tcp)], 5u);
 }
 

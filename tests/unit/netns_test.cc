@@ -300,7 +300,7 @@ TEST(configure_link, fails_naming_a_missing_interface)
     EXPECT_NE(error.find(std::strerror(ENODEV)), std::string::npos) << error;
 }
 
-TEST(configure_link, refuses_ipv6_before_changing_anything)
+TEST(configure_link, gives_ipv6_addresses_without_link_local_dad_or_solicitations)
 {
     SBC_NEEDS_ROOT_AND_TUN();
     std::string error;
@@ -312,8 +312,41 @@ TEST(configure_link, refuses_ipv6_before_changing_anything)
     s.addresses.push_back(prefix("2001:db8::1/64"));
     unique_fd tap(open_tap(s.ifname.c_str()));
     ASSERT_GE(tap.fd, 0) << std::strerror(errno);
+    ASSERT_TRUE(configure_link(s, error)) << error;
+
+    const std::string n = ns->name();
+    const std::string addr = command_output("ip -n " + n + " -o -6 addr show dev " + s.ifname);
+    EXPECT_NE(addr.find("inet6 2001:db8::1/64 "), std::string::npos) << addr;
+    // Not tentative (no DAD to wait for), and no link-local address of the kernel's own: the
+    // fast path is the only Neighbor Discovery speaker on the wire.
+    EXPECT_EQ(addr.find("tentative"), std::string::npos) << addr;
+    EXPECT_EQ(addr.find("fe80:"), std::string::npos) << addr;
+    const std::string route = command_output("ip -n " + n + " -6 route show default");
+    EXPECT_NE(route.find("default dev sbcx0 "), std::string::npos) << route;
+    EXPECT_EQ(route.find(" via "), std::string::npos) << route;
+    // The IPv4 side is as without IPv6.
+    const std::string addr4 = command_output("ip -n " + n + " -o -4 addr show dev " + s.ifname);
+    EXPECT_NE(addr4.find("inet 198.18.0.1/24 "), std::string::npos) << addr4;
+    const std::string ra = command_output("ip netns exec " + n + " sysctl -n net.ipv6.conf." + s.ifname + ".accept_ra");
+    EXPECT_EQ(ra.substr(0, 1), "0") << ra;
+}
+
+TEST(configure_link, refuses_an_ipv6_prefix_longer_than_128_before_changing_anything)
+{
+    SBC_NEEDS_ROOT_AND_TUN();
+    std::string error;
+    auto ns = netns::create(unique_name(), error);
+    ASSERT_NE(ns, nullptr) << error;
+    netns::scope in(*ns, error);
+    ASSERT_TRUE(in.ok()) << error;
+    link_setup s = exception_link();
+    sbc::ip_prefix bad = prefix("2001:db8::1/64");
+    bad.len = 129;
+    s.addresses.push_back(bad);
+    unique_fd tap(open_tap(s.ifname.c_str()));
+    ASSERT_GE(tap.fd, 0) << std::strerror(errno);
     EXPECT_FALSE(configure_link(s, error));
-    EXPECT_NE(error.find("IPv6 is not supported yet"), std::string::npos) << error;
+    EXPECT_NE(error.find("invalid address"), std::string::npos) << error;
     // Not even lo was brought up.
     const std::string lo = command_output("ip -n " + ns->name() + " link show lo");
     EXPECT_EQ(link_flags(lo).find(",UP,"), std::string::npos) << lo;
