@@ -63,7 +63,7 @@ stream_metrics stream_metrics_of(const stream_service& svc)
               {"from_kernel", "frames the kernel sent, passed to a worker", load(p.from_kernel)},
               {"no_route", "kernel frames for no interface's reach", load(p.no_route)},
               {"no_neighbour", "kernel frames for a next hop without MAC (ARP asked)", load(p.no_neighbour)},
-              {"other", "kernel frames neither IPv4 nor TCP over IPv6, dropped (its Neighbor Discovery and MLD: the fast path speaks those)", load(p.other)},
+              {"other", "kernel frames neither IPv4 nor TCP over IPv6, dropped (its MLD reports: the fast path speaks for it)", load(p.other)},
               {"ring_full", "kernel frames lost on a full worker ring", load(p.ring_full)},
               {"tx_failed", "frames the exception port did not take", load(p.tx_failed)}};
     for (const auto& c : svc.certificates()) m.certificates.push_back({c.owner, c.file, c.not_after});

@@ -27,8 +27,8 @@ std::string rte_error(const std::string& what, int err)
 }
 
 /// The addresses of a frame the kernel sent, when it is one to carry: IPv4, or TCP over IPv6
-/// (the kernel's Neighbor Discovery, MLD and router solicitations stay inside: the fast path
-/// speaks those on the wire, and the kernel interface has no link-local address to speak from).
+/// (the kernel's MLD reports stay inside: the fast path speaks for the SBC on the wire; NOARP
+/// and configure_link's sysctls keep the kernel from soliciting neighbours or routers).
 bool kernel_addresses(const rte_mbuf* m, ip_address& src, ip_address& dst) noexcept
 {
     const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
@@ -176,7 +176,8 @@ unsigned pump_from_kernel(exception_port& p, const dataplane::stream_rings& ring
         }
         const dataplane::interface_info& ifc = snap.interfaces[nh.iface];
         m->l2_len = sizeof(rte_ether_hdr);
-        if (!packet::write_l2(m, ifc.vlan, ifc.mac.data(), mac->data())) {
+        const uint16_t ethertype = src.is_v6() ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4;
+        if (!packet::write_l2(m, ifc.vlan, ifc.mac.data(), mac->data(), ethertype)) {
             rte_pktmbuf_free(m);
             c.tx_failed.bump();
             continue;
