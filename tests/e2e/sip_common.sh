@@ -642,3 +642,12 @@ nth_vias() {
     }
     END { flush() }'
 }
+
+# conns_lines: `sbcctl conns --json`, one connection per line: DIR PROTO STATE LOCAL REMOTE
+# MSGS_IN MSGS_OUT (the stream thread's report, refreshed about once a second).
+conns_lines() {
+  ctl conns --json | python3 -c '
+import json, sys
+for c in json.load(sys.stdin).get("conns", []):
+    print(c["direction"], c["transport"], c["state"], c["local"], c["remote"], c["msgs_in"], c["msgs_out"])'
+}

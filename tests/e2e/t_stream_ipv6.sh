@@ -52,13 +52,6 @@ sip6_write_config() {
 sip6_up
 note "sbcd up (${SECONDS} s)"
 
-# conns_lines: `sbcctl conns --json`, one per line: DIR PROTO STATE LOCAL REMOTE MSGS_IN MSGS_OUT
-conns_lines() {
-  ctl conns --json | python3 -c '
-import json, sys
-for c in json.load(sys.stdin).get("conns", []):
-    print(c["direction"], c["transport"], c["state"], c["local"], c["remote"], c["msgs_in"], c["msgs_out"])'
-}
 
 # --- 1. TCP caller over IPv6 -> sbcd -> UDP callee over IPv6 ---
 UDP_PEER=${SIP6_PEERS[0]}

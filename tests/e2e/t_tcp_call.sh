@@ -65,13 +65,6 @@ tcp_uas() {
   done
   cat "$dir/sipp.out" >&2; return 1
 }
-# conns_json: `sbcctl conns --json`, one connection per line: DIR PROTO STATE LOCAL REMOTE MSGS_IN MSGS_OUT
-conns_lines() {
-  ctl conns --json | python3 -c '
-import json, sys
-for c in json.load(sys.stdin).get("conns", []):
-    print(c["direction"], c["transport"], c["state"], c["local"], c["remote"], c["msgs_in"], c["msgs_out"])'
-}
 
 # --- outbound: UDP caller -> sbcd -> TCP callee ---
 tcp_uas "$TCP_PEER" "$DIR/peer-$TCP_PEER" || fail "the SIPp TCP callee did not start"
