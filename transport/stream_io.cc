@@ -64,12 +64,9 @@ endpoint from_sockaddr(const sockaddr_storage& ss, transport proto, uint32_t con
 {
     if (ss.ss_family == AF_INET6) {
         const auto* sa = reinterpret_cast<const sockaddr_in6*>(&ss);
-        const auto* b = sa->sin6_addr.s6_addr;
-        // A v4-mapped source cannot reach an IPv6-only listener; kept as the IPv4 it names.
-        if (IN6_IS_ADDR_V4MAPPED(&sa->sin6_addr))
-            return endpoint{ip_address::v4(uint32_t{b[12]} << 24 | uint32_t{b[13]} << 16 | uint32_t{b[14]} << 8 | b[15]),
-                            ntohs(sa->sin6_port), proto, conn_id};
-        return endpoint{ip_address::v6(std::span<const uint8_t, 16>(b, 16)), ntohs(sa->sin6_port), proto, conn_id};
+        // Every IPv6 listener is IPV6_V6ONLY: no v4-mapped source reaches one.
+        return endpoint{ip_address::v6(std::span<const uint8_t, 16>(sa->sin6_addr.s6_addr, 16)), ntohs(sa->sin6_port),
+                        proto, conn_id};
     }
     const auto* sa = reinterpret_cast<const sockaddr_in*>(&ss);
     return endpoint{ip_address::v4(ntohl(sa->sin_addr.s_addr)), ntohs(sa->sin_port), proto, conn_id};
